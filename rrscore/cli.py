@@ -1,0 +1,131 @@
+"""The ``rrs`` command: ``drive``, ``validate`` and ``plugins``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+
+from .config import describe_schema
+from .errors import RrsError
+from .pluginmanager import load_registry
+from .scenario import load_scenario, validate_file
+from .simulation import Drive
+
+
+class ProgressBar:
+    """A one-line progress bar on a terminal; silent when stderr is not a terminal."""
+
+    def __init__(self, stream=None, width: int = 30) -> None:
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.enabled = self.stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, fraction: float, t: float, speed: float) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < 0.1 and fraction < 1.0):
+            return
+        self._last = now
+        filled = int(self.width * min(max(fraction, 0.0), 1.0))
+        bar = "#" * filled + "-" * (self.width - filled)
+        self.stream.write(f"\r[{bar}] {100 * fraction:5.1f}%  t = {t:8.1f} s  "
+                          f"v = {speed * 3.6:6.1f} km/h")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _drive(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    bar = ProgressBar()
+    try:
+        result = Drive(scenario).run(args.out, progress=bar)
+    finally:
+        bar.close()
+    s = result.summary
+    print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s simulated, "
+          f"{s['distance_m']:.0f} m, max {s['max_speed_mps'] * 3.6:.1f} km/h, "
+          f"{s['wall_time_s']:.2f} s wall ({s['real_time_factor']:.0f}x real time)")
+    print(f"outputs in {args.out}/: timeseries.csv, summary.json, speed.png, "
+          "scenario.resolved.toml")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    for path in args.files:
+        print(f"{path}: ok, {validate_file(path, plugin_dirs=args.plugins)}")
+    return 0
+
+
+def _plugins(args: argparse.Namespace) -> int:
+    reg = load_registry(args.plugins)
+    if args.json:
+        print(json.dumps([{"name": p.name, "source": p.source, "provides": p.provides}
+                          for p in reg.plugins], indent=2))
+        return 0
+    for info in reg.plugins:
+        print(f"{info.name}  ({info.source})")
+        for kind, names in info.provides.items():
+            for name in names:
+                cls = reg.get(kind, name)
+                desc = getattr(cls, "description", "") or (cls.__doc__ or "").split("\n")[0]
+                print(f"  {kind[:-1].replace('_', ' ')} {name}: {desc}")
+                if args.verbose:
+                    for line in describe_schema(getattr(cls, "params", {}) or {}, "params"):
+                        print(f"      {line}")
+                    for key, doc in (getattr(cls, "keys", {}) or {}).items():
+                        print(f"      key {key}: {doc}")
+                    for key, doc in (getattr(cls, "controls", {}) or {}).items():
+                        print(f"      control {key}: {doc}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``rrs``."""
+    parser = argparse.ArgumentParser(prog="rrs", description="rrscore: rail-vehicle physics")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def plugin_opt(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--plugins", action="append", default=[], metavar="DIR",
+                       help="also load plugins from DIR (repeatable)")
+
+    p = sub.add_parser("drive", help="run a test drive headless")
+    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("--out", required=True, help="output directory")
+    plugin_opt(p)
+    p.set_defaults(func=_drive)
+
+    p = sub.add_parser("validate", help="check config files (scenario, train, route, vehicle)")
+    p.add_argument("files", nargs="+")
+    plugin_opt(p)
+    p.set_defaults(func=_validate)
+
+    p = sub.add_parser("plugins", help="list loaded plugins and what they provide")
+    p.add_argument("-v", "--verbose", action="store_true", help="also list parameters and keys")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    plugin_opt(p)
+    p.set_defaults(func=_plugins)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rrs``; errors in configs and plugins print one message, no traceback."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except RrsError as exc:
+        print(f"rrs: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rrs: interrupted; results so far were kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""Config files: TOML loading and a small declarative schema.
+
+Every config key is declared once as a :class:`Param` (a leaf), a :class:`Section`
+(a nested table) or a :class:`TableList` (an array of tables). :func:`validate`
+walks a parsed TOML document against its schema and returns a new dict in which
+every default is filled in and every quantity is a float in its SI unit, so the
+result can be written back as a "resolved" config that repeats a run exactly.
+
+Errors name the file, the key path, what was found and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .units import UnitError, dimension_name, parse_quantity
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+"""Marks a :class:`Param` that has no default."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One config value.
+
+    ``unit`` set: a physical quantity, given as a number in that SI unit or as a
+    string with a unit ("90 t"); stored as a float in ``unit``.
+    ``kind`` otherwise: ``int``, ``str``, ``bool``, ``float`` (a plain number) or
+    ``list`` (of ``item`` values).
+    """
+
+    unit: str | None = None
+    default: Any = REQUIRED
+    doc: str = ""
+    kind: type = float
+    min: float | None = None
+    max: float | None = None
+    exclusive_min: bool = False
+    choices: tuple[Any, ...] | None = None
+    item: type | None = None
+
+    def describe(self) -> str:
+        """The 'expected ...' part of an error message."""
+        if self.unit is not None:
+            what = dimension_name(self.unit)
+            if what.startswith("quantity"):
+                what = f"a {what}"
+            else:
+                what = f"a {what} (number in {self.unit} or string with a unit)"
+        elif self.choices is not None:
+            what = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.kind is list:
+            what = f"a list of {self.item.__name__ if self.item else 'values'}"
+        else:
+            what = {int: "an integer", str: "a string", bool: "true or false", float: "a number"}[
+                self.kind
+            ]
+        bounds = []
+        if self.min is not None:
+            bounds.append(f"{'>' if self.exclusive_min else '>='} {self.min:g}")
+        if self.max is not None:
+            bounds.append(f"<= {self.max:g}")
+        return what + (" " + " and ".join(bounds) if bounds else "")
+
+
+@dataclass(frozen=True)
+class Section:
+    """A nested table. Missing sections are filled in from their defaults."""
+
+    schema: Mapping[str, Any]
+    doc: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class TableList:
+    """An array of tables (``[[name]]``), each checked against ``schema``."""
+
+    schema: Mapping[str, Any]
+    doc: str = ""
+    min_items: int = 0
+
+
+@dataclass(frozen=True)
+class FreeTable:
+    """A table whose keys a plugin checks later (for example a vehicle type's parameters)."""
+
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Include:
+    """A table given inline or as a path (relative to the file that names it) to a TOML file.
+
+    Either way the result is the normalised table; it carries its origin in the
+    key ``_source`` (file, key path) so later checks can name where a value
+    came from. Keys starting with ``_`` are dropped when configs are written back.
+    """
+
+    schema: Mapping[str, Any]
+    doc: str = ""
+    what: str = "config"
+    file_key: str | None = None  # a file holds the table under this top-level key
+
+
+@dataclass
+class Context:
+    """Where a value came from: file and key path, for error messages."""
+
+    file: str | None
+    path: str = ""
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    def child(self, key: str | int) -> Context:
+        if isinstance(key, int):
+            return Context(self.file, f"{self.path}[{key}]", self.base_dir)
+        return Context(self.file, f"{self.path}.{key}" if self.path else key, self.base_dir)
+
+    def error(self, message: str) -> ConfigError:
+        return ConfigError(self.file, self.path or None, message)
+
+
+def load_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
+    """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(str(path), None, f"{what} file not found")
+    try:
+        with p.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), None, f"not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), None, f"not valid TOML: not UTF-8 text "
+                          f"(byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, f"cannot be read: {exc.strerror}") from None
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def check_value(value: Any, param: Param, ctx: Context) -> Any:
+    """Check and normalise one leaf value."""
+    expected = param.describe()
+    if param.unit is not None:
+        try:
+            out: Any = parse_quantity(value, param.unit)
+        except UnitError as exc:
+            raise ctx.error(str(exc)) from None
+    elif param.kind is bool:
+        if not isinstance(value, bool):
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+        out = value
+    elif param.kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+        out = value
+    elif param.kind is float:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not math.isfinite(value):
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+        out = float(value)
+    elif param.kind is str:
+        if not isinstance(value, str):
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+        out = value
+    elif param.kind is list:
+        if not isinstance(value, list):
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+        item = Param(kind=param.item or str)
+        out = [check_value(v, item, ctx.child(i)) for i, v in enumerate(value)]
+    else:  # pragma: no cover - schema author error
+        raise TypeError(f"unsupported kind {param.kind}")
+
+    if param.choices is not None and out not in param.choices:
+        hint = difflib.get_close_matches(str(out), [str(c) for c in param.choices], n=1)
+        extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+        raise ctx.error(f"found {_found(value)}, expected {expected}{extra}")
+    if isinstance(out, int | float) and not isinstance(out, bool):
+        too_low = param.min is not None and (
+            out <= param.min if param.exclusive_min else out < param.min
+        )
+        too_high = param.max is not None and out > param.max
+        if too_low or too_high:
+            raise ctx.error(f"found {_found(value)}, expected {expected}")
+    return out
+
+
+def validate(data: Any, schema: Mapping[str, Any], ctx: Context) -> dict[str, Any]:
+    """Check ``data`` (a parsed TOML table) against ``schema``; return it normalised.
+
+    Unknown keys, wrong types, bad units and values out of range raise
+    :class:`ConfigError`. Missing keys take their defaults; a missing key
+    without a default is an error.
+    """
+    if not isinstance(data, dict):
+        raise ctx.error(f"found {_found(data)}, expected a table")
+    unknown = [k for k in data if k not in schema]
+    if unknown:
+        key = unknown[0]
+        hint = difflib.get_close_matches(key, list(schema), n=1)
+        extra = f"; did you mean {hint[0]!r}?" if hint else ""
+        allowed = ", ".join(schema)
+        raise ctx.child(key).error(f"unknown key{extra} (allowed here: {allowed})")
+
+    out: dict[str, Any] = {}
+    for key, spec in schema.items():
+        sub = ctx.child(key)
+        present = key in data
+        if isinstance(spec, Param):
+            if present:
+                out[key] = check_value(data[key], spec, sub)
+            elif spec.default is REQUIRED:
+                raise sub.error(f"missing, expected {spec.describe()}")
+            else:
+                out[key] = spec.default  # None for optional keys; dropped when written
+        elif isinstance(spec, Section):
+            if not present and spec.required:
+                raise sub.error("missing table")
+            out[key] = validate(data.get(key, {}), spec.schema, sub)
+        elif isinstance(spec, TableList):
+            items = data.get(key, [])
+            if not isinstance(items, list):
+                raise sub.error(f"found {_found(items)}, expected an array of tables ([[{key}]])")
+            if len(items) < spec.min_items:
+                raise sub.error(f"found {len(items)} entries, expected at least {spec.min_items}")
+            out[key] = [validate(it, spec.schema, sub.child(i)) for i, it in enumerate(items)]
+        elif isinstance(spec, Include):
+            if not present:
+                raise sub.error(f"missing, expected a path to a {spec.what} file or a table")
+            out[key] = include(data[key], spec, sub)
+        elif isinstance(spec, FreeTable):
+            value = data.get(key, {})
+            if not isinstance(value, dict):
+                raise sub.error(f"found {_found(value)}, expected a table")
+            out[key] = dict(value)
+        else:  # pragma: no cover - schema author error
+            raise TypeError(f"bad schema entry for {key!r}: {spec!r}")
+    return out
+
+
+def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:
+    """Resolve an :class:`Include` value: load the file it names, or take the inline table."""
+    if isinstance(value, str):
+        path = (ctx.base_dir / value).resolve()
+        if not path.is_file():
+            raise ctx.error(f"found {value!r}, but no such {spec.what} file: {path}")
+        shown = os.path.relpath(path)
+        shown = str(path) if shown.startswith("..") else shown
+        data = load_toml(path, spec.what)
+        sub = Context(shown, "", path.parent)
+        if spec.file_key is not None:
+            data = validate(data, {spec.file_key: FreeTable()}, sub)[spec.file_key]
+            if not data:
+                raise sub.child(spec.file_key).error("missing table")
+            sub = sub.child(spec.file_key)
+    elif isinstance(value, dict):
+        data, sub = value, ctx
+    else:
+        raise ctx.error(f"found {_found(value)}, expected a path to a {spec.what} file or a table")
+    out = validate(data, spec.schema, sub)
+    out["_source"] = (sub.file, sub.path, str(sub.base_dir))
+    return out
+
+
+def strip_private(data: Any) -> Any:
+    """A copy of ``data`` without keys starting with '_' and without None values (for TOML)."""
+    if isinstance(data, dict):
+        return {
+            k: strip_private(v)
+            for k, v in data.items()
+            if not str(k).startswith("_") and v is not None
+        }
+    if isinstance(data, list):
+        return [strip_private(v) for v in data]
+    return data
+
+
+def source_context(table: dict[str, Any], key: str) -> Context:
+    """The :class:`Context` of ``key`` inside a table produced by :func:`include`."""
+    file, path, base = table["_source"]
+    return Context(file, path, Path(base)).child(key)
+
+
+def describe_schema(schema: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """One line per key: path, unit or kind, default and doc. Used by ``rrs plugins``."""
+    lines = []
+    for key, spec in schema.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(spec, Param):
+            unit = f" [{spec.unit}]" if spec.unit else ""
+            default = "" if spec.default is REQUIRED else f" = {spec.default!r}"
+            lines.append(f"{path}{unit}{default}  {spec.doc}".rstrip())
+        elif isinstance(spec, Section):
+            lines.extend(describe_schema(spec.schema, path))
+        elif isinstance(spec, TableList):
+            lines.extend(describe_schema(spec.schema, f"{path}[]"))
+        else:
+            lines.append(f"{path}  {spec.doc}".rstrip())
+    return lines

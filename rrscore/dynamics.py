@@ -1,0 +1,328 @@
+"""Equations of motion of a train on a route, for whole arrays of vehicles and axles.
+
+State vector ``y`` (``n`` vehicles, ``A`` axles in total)::
+
+    y = [x (n) | v (n) | phi (A) | omega (A)]
+
+Body: ``M_i a_i = F_i - R_i sign(v_i)`` where ``F`` collects the signed forces
+(drive, grade, couplers, slipping wheels) and ``R >= 0`` the resistive ones
+(running, starting and curve resistance, brakes on rolling axles, ``Q_r[0]``).
+Resistive forces are Coulomb-like: at ``v = 0`` exactly they hold the vehicle
+while ``|F| <= R`` and only the excess moves it, so they never reverse motion.
+A step that carries ``v`` through zero is cut at the crossing and ``v`` set to
+exactly 0 (event ``standstill``), after which the same rule decides.
+
+Wheelsets are in one of two modes:
+
+* rolling (adhered): ``omega = v/r``. Slip velocity is then quasi-static and
+  small (the creep law's rising branch; reported, not integrated, because its
+  time constant is some 50 microseconds), the axle's inertia ``J/r^2`` adds
+  to the vehicle's effective mass (hence the hump-yard rotating-mass factor),
+  and its drive and brake torques act on the body through the rail.
+* slipping: ``omega`` is integrated, and the rail force is the creep law at
+  slip velocity ``s = omega r - v`` beyond its peak (gross slip or slide).
+
+An axle starts to slip when the tangential force its torques demand exceeds
+``psi N``; it re-adheres when ``|s|`` falls back below the creep peak ``s0``.
+Both are events located in time. Coupler slack closing is located as well.
+
+The right-hand side has no Python loop over vehicles or axles; inputs from
+vehicle plugins (``Q_a``, ``Q_r``) are gathered once per control step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import adhesion
+from .track import Route
+from .train import Train
+
+G = 9.80665
+
+
+def coulomb_net(force: np.ndarray, resist: np.ndarray, speed: np.ndarray) -> np.ndarray:
+    """Net force when a resistance of magnitude ``resist`` opposes motion (or impending motion).
+
+    Moving (``speed != 0``): ``force - resist*sign(speed)``. At rest: the
+    resistance cancels ``force`` up to its magnitude (static friction), so the
+    net force is the excess only, and zero while ``|force| <= resist``.
+    """
+    held = np.minimum(np.maximum(force, -resist), resist)  # np.clip is slower on small arrays
+    return np.where(speed != 0.0, force - resist * np.sign(speed), force - held)
+
+
+@dataclass
+class EventBlock:
+    """A vector of event functions ``g(t, y, f)`` and what happens when one crosses zero.
+
+    ``direction`` -1: only falling crossings (+ to -) count; 0: both.
+    ``action`` changes the state (and modes) for the crossing components ``idx``
+    and returns the new ``y``; None for events that only end a step (kinks).
+    ``condition`` events also fire when ``g < 0`` at a restart (after a control update).
+    ``smooth``: the right-hand side stays continuous across the surface (a kink
+    of the force law), so the dense output locates it well; otherwise the
+    crossing time is refined by integrating from the side before it.
+    """
+
+    name: str
+    values: Callable[[float, np.ndarray, np.ndarray], np.ndarray | None]
+    direction: int
+    action: Callable[[float, np.ndarray, np.ndarray], np.ndarray] | None = None
+    condition: bool = False
+    smooth: bool = False
+
+
+class TrainDynamics:
+    """The train's equations of motion: right-hand side, held inputs and events."""
+
+    def __init__(self, train: Train, route: Route) -> None:
+        self.train = train
+        self.route = route
+        n, na = train.count, train.axle_count
+        self.n, self.na = n, na
+        self.sx = slice(0, n)
+        self.sv = slice(n, 2 * n)
+        self.sphi = slice(2 * n, 2 * n + na)
+        self.somega = slice(2 * n + na, 2 * n + 2 * na)
+        self.size = 2 * n + 2 * na
+
+        # Inputs held over a control step (train frame): drive torque and brake per axle,
+        # body force and extra body resistance per vehicle.
+        self.axle_torque = np.zeros(na)
+        self.axle_brake = np.zeros(na)
+        self.body_force = np.zeros(n)
+        self.body_resist = np.zeros(n)
+        self.rolling = np.ones(na, dtype=bool)
+        self.rail_factor = train.rail_factor.copy()
+        self.wind = 0.0
+        self.last_coupler_force = np.zeros(max(n - 1, 0))
+        self.slip_events = 0
+        self.events = self._event_blocks()
+        self.refresh()
+
+    # ------------------------------------------------------------------ state
+    def initial_state(self, lead_position: float, speed: float,
+                      slack: str = "neutral") -> np.ndarray:
+        """State with the lead vehicle's centre at ``lead_position``, all at ``speed``.
+
+        ``slack``: 'neutral' (couplers at nominal length), 'bunched' (every
+        coupler at the compressed end of its slack) or 'stretched'.
+        """
+        tr = self.train
+        lo, hi = tr.couplings.free_range()
+        d = {"neutral": np.clip(0.0, lo, hi), "bunched": lo, "stretched": hi}[slack]
+        gaps = tr.couplings.nominal + d
+        y = np.zeros(self.size)
+        y[self.sx] = lead_position - np.concatenate([[0.0], np.cumsum(gaps)])
+        y[self.sv] = speed
+        y[self.somega] = speed / tr.axle_radius
+        return y
+
+    def refresh(self) -> None:
+        """Recompute the per-vehicle sums that are constant between inputs or mode changes."""
+        tr = self.train
+        roll = self.rolling
+        veh = tr.axle_vehicle
+        n = self.n
+        r = tr.axle_radius
+        self.mass_eff = tr.mass + np.bincount(veh, roll * tr.axle_mass_equiv, n)
+        self.force_held = self.body_force + np.bincount(veh, roll * self.axle_torque / r, n)
+        self.resist_held = self.body_resist + np.bincount(veh, roll * self.axle_brake / r, n)
+        self.slipping = np.flatnonzero(~roll)
+        # Rolling axles with torque or brake: only they can be driven into slip.
+        self.loaded_axles = np.flatnonzero(
+            roll & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
+        # Vehicles that friction can hold; only their v = 0 crossings are events.
+        self.has_friction = (self.resist_held + tr.c0 + tr.start0) > 0.0
+
+    def set_inputs(self) -> None:
+        """Gather ``Q_a``/``Q_r`` from every vehicle model (train frame) and refresh the sums."""
+        for b in self.train.batches:
+            m = b.model
+            sign = self.train.orientation[m.index]
+            self.body_force[m.index] = m.Q_a[:, 0] * sign
+            self.body_resist[m.index] = np.abs(m.Q_r[:, 0])
+            self.axle_torque[b.axles] = m.Q_a[:, 1:] * sign[:, None]
+            self.axle_brake[b.axles] = np.abs(m.Q_r[:, 1:])
+        self.refresh()
+
+    def psi(self, v_axle: np.ndarray, axles: np.ndarray | None = None) -> np.ndarray:
+        """Adhesion coefficient times rail factor at axle speeds ``v_axle``, for all axles
+        (or for the listed ``axles``, ``v_axle`` then being their speeds)."""
+        tr = self.train
+        law_of = tr.axle_law if axles is None else tr.axle_law[axles]
+        if len(tr.adhesion_laws) == 1:
+            out = tr.adhesion_laws[0](v_axle)
+        else:
+            out = np.empty(len(law_of))
+            for i, law in enumerate(tr.adhesion_laws):
+                sel = law_of == i
+                if sel.any():
+                    out[sel] = law(v_axle[sel])
+        return out * (self.rail_factor if axles is None else self.rail_factor[axles])
+
+    # -------------------------------------------------------------------- rhs
+    def forces(self, y: np.ndarray):
+        """Signed force, resistance magnitude, coupler forces and slip data at state ``y``."""
+        tr = self.train
+        x, v = y[self.sx], y[self.sv]
+        grade = self.route.mean_grade(x, tr.half_length)
+        curve = self.route.mean_curve_specific(x, tr.half_length)
+        force = self.force_held - tr.weight * grade / np.sqrt(1.0 + grade * grade)
+        speed = np.abs(v)
+        resist = (
+            self.resist_held
+            + tr.c0
+            + speed * (tr.c1 + tr.c2 * speed)
+            + tr.start0 * np.maximum(0.0, 1.0 - speed / tr.start_speed)
+            + curve * tr.weight * 1e-3
+        )
+        if self.n > 1:
+            cf = tr.couplings.force(tr.couplings.deflection(x), v[:-1] - v[1:])
+            force[:-1] -= cf
+            force[1:] += cf
+        else:
+            cf = self.last_coupler_force
+        slip = None
+        if self.slipping.size:
+            k = self.slipping
+            veh = tr.axle_vehicle[k]
+            s = y[self.somega][k] * tr.axle_radius[k] - v[veh]
+            ratio = adhesion.creep_ratio_unchecked(s / tr.creep_slip[k], tr.kinetic_ratio[k])
+            rail = self.psi(v[veh], k) * tr.axle_normal[k] * ratio
+            force += np.bincount(veh, rail, self.n)
+            slip = (k, rail)
+        return force, resist, cf, slip
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """``dy/dt`` for the solver."""
+        tr = self.train
+        force, resist, cf, slip = self.forces(y)
+        self.last_coupler_force = cf
+        v = y[self.sv]
+        a = coulomb_net(force, resist, v) / self.mass_eff
+        dy = np.empty(self.size)
+        dy[self.sx] = v
+        dy[self.sv] = a
+        omega = y[self.somega]
+        dy[self.sphi] = omega
+        domega = a[tr.axle_vehicle] / tr.axle_radius
+        if slip is not None:
+            k, rail = slip
+            r = tr.axle_radius[k]
+            drive = self.axle_torque[k] - rail * r
+            domega[k] = coulomb_net(drive, self.axle_brake[k], omega[k]) / tr.axle_inertia[k]
+        dy[self.somega] = domega
+        return dy
+
+    # ----------------------------------------------------------------- events
+    def required_rail_force(self, y: np.ndarray, f: np.ndarray,
+                            axles: np.ndarray | None = None) -> np.ndarray:
+        """Tangential rail force rolling axles must transmit, from their torques and inertia
+        (all axles, or the listed ones)."""
+        tr = self.train
+        k = slice(None) if axles is None else axles
+        veh = tr.axle_vehicle[k]
+        v, a = y[self.sv][veh], f[self.sv][veh]
+        torque, brake_max = self.axle_torque[k], self.axle_brake[k]
+        brake = np.where(v != 0.0, brake_max * np.sign(v),
+                         np.minimum(np.maximum(torque, -brake_max), brake_max))
+        return (torque - brake) / tr.axle_radius[k] - tr.axle_mass_equiv[k] * a
+
+    def slip_velocity(self, y: np.ndarray, f: np.ndarray | None = None) -> np.ndarray:
+        """Slip velocity ``omega r - v`` per axle; rolling axles show their creep slip."""
+        tr = self.train
+        v = y[self.sv][tr.axle_vehicle]
+        s = y[self.somega] * tr.axle_radius - v
+        if f is not None and self.rolling.any():
+            need = self.required_rail_force(y, f)
+            cap = self.psi(v) * tr.axle_normal
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.clip(np.where(cap > 0, need / cap, 0.0), -1.0, 1.0)
+            creep = adhesion.creep_slip_for_ratio(ratio, 1.0) * tr.creep_slip
+            s = np.where(self.rolling, creep, s)
+        return s
+
+    def _event_blocks(self) -> list[EventBlock]:
+        tr = self.train
+        sv, som = self.sv, self.somega
+
+        def standstill(t, y, f):
+            return np.where(self.has_friction, y[sv], 1.0)
+
+        def stop_vehicle(t, y, idx):
+            y = y.copy()
+            y[sv][idx] = 0.0
+            axles = np.isin(tr.axle_vehicle, idx) & self.rolling
+            y[som][axles] = 0.0
+            return y
+
+        def wheel_stop(t, y, f):
+            if not self.slipping.size:
+                return None
+            g = np.ones(self.na)
+            g[self.slipping] = y[som][self.slipping]
+            return g
+
+        def stop_wheel(t, y, idx):
+            y = y.copy()
+            y[som][idx] = 0.0
+            return y
+
+        def slip_margin(t, y, f):
+            k = self.loaded_axles
+            if not k.size:
+                return None
+            v = y[sv][tr.axle_vehicle[k]]
+            g = np.ones(self.na)
+            g[k] = self.psi(v, k) * tr.axle_normal[k] - np.abs(self.required_rail_force(y, f, k))
+            return g
+
+        def start_slip(t, y, idx):
+            need = self.required_rail_force(y, self.rhs(t, y), idx)
+            y = y.copy()
+            v = y[sv][tr.axle_vehicle[idx]]
+            y[som][idx] = (v + tr.creep_slip[idx] * np.sign(need)) / tr.axle_radius[idx]
+            self.rolling[idx] = False
+            self.slip_events += len(idx)
+            self.refresh()
+            return y
+
+        def readhesion_margin(t, y, f):
+            if not self.slipping.size:
+                return None
+            k = self.slipping
+            s = y[som][k] * tr.axle_radius[k] - y[sv][tr.axle_vehicle[k]]
+            g = np.ones(self.na)
+            g[k] = np.abs(s) - tr.creep_slip[k]
+            return g
+
+        def readhere(t, y, idx):
+            y = y.copy()
+            y[som][idx] = y[sv][tr.axle_vehicle[idx]] / tr.axle_radius[idx]
+            self.rolling[idx] = True
+            self.refresh()
+            return y
+
+        kinks = tr.couplings.kink_table
+        kinks = np.where(np.isfinite(kinks), kinks, np.inf)
+
+        def slack_edges(t, y, f):
+            if kinks.shape[1] == 0:
+                return None
+            d = tr.couplings.deflection(y[self.sx])
+            return (d[:, None] - kinks).ravel()
+
+        blocks = [
+            EventBlock("standstill", standstill, 0, stop_vehicle),
+            EventBlock("wheel stops", wheel_stop, 0, stop_wheel),
+            EventBlock("slip", slip_margin, -1, start_slip, condition=True),
+            EventBlock("re-adhesion", readhesion_margin, -1, readhere, condition=True),
+        ]
+        if self.n > 1:
+            blocks.append(EventBlock("slack edge", slack_edges, 0, smooth=True))
+        return blocks

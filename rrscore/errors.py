@@ -1,0 +1,41 @@
+"""The errors rrscore reports to people: each one is a complete, one-paragraph message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class RrsError(Exception):
+    """Base of every error rrscore reports without a traceback."""
+
+
+class ConfigError(RrsError):
+    """A config that cannot be used: names the file, key path, what was found and expected."""
+
+    def __init__(self, file: str | None, key: str | None, message: str) -> None:
+        self.file = file
+        self.key = key
+        self.message = message
+        where = ": ".join(p for p in (file, key) if p)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class PluginError(RrsError):
+    """A plugin raised: names the plugin, the vehicles it serves and the simulated time."""
+
+
+@contextmanager
+def plugin_call(who: str, t: float | None = None) -> Iterator[None]:
+    """Turn an exception raised by plugin code into a :class:`PluginError` naming ``who``
+    (the plugin and the vehicles it serves) and the simulated time ``t``.
+
+    KeyboardInterrupt passes through, so an interrupted drive can keep its results.
+    """
+    try:
+        yield
+    except RrsError:
+        raise
+    except Exception as exc:
+        when = f", at t = {t:.3f} s" if t is not None else ", during set-up"
+        raise PluginError(f"{who} raised {type(exc).__name__}: {exc}{when}") from exc

@@ -1,0 +1,35 @@
+"""Plots of a finished drive (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "") -> None:
+    """Speed (km/h) and traction force (kN) against distance (km), written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x0 = series["position_m"][0] if len(series["position_m"]) else 0.0
+    dist = (series["position_m"] - x0) / 1000.0
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=110)
+    ax.plot(dist, series["speed_mps"] * 3.6, color="tab:blue", label="speed")
+    if "speed_limit_mps" in series:
+        lim = np.where(np.isfinite(series["speed_limit_mps"]), series["speed_limit_mps"], np.nan)
+        ax.plot(dist, lim * 3.6, color="tab:red", ls="--", lw=1, label="speed limit")
+    ax.set_xlabel("distance (km)")
+    ax.set_ylabel("speed (km/h)", color="tab:blue")
+    ax.grid(alpha=0.3)
+    ax2 = ax.twinx()
+    ax2.plot(dist, series["traction_force_N"] / 1000.0, color="tab:orange", label="traction")
+    ax2.set_ylabel("traction force (kN)", color="tab:orange")
+    lines = ax.get_lines() + ax2.get_lines()
+    ax.legend(lines, [ln.get_label() for ln in lines], loc="lower right", fontsize=8)
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

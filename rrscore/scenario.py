@@ -1,0 +1,214 @@
+"""Scenarios: a train on a route with a start, a solver, a driver program, stop
+conditions and outputs; and checking any config file (``rrs validate``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .config import (
+    Context,
+    Include,
+    Param,
+    Section,
+    TableList,
+    include,
+    load_toml,
+    strip_private,
+    validate,
+)
+from .driver import ACTION_SCHEMA, Action, check_actions
+from .pluginmanager import Registry, load_registry
+from .track import ROUTE_SCHEMA, Route
+from .train import TRAIN_SCHEMA, Train
+from .vehicle import VEHICLE_SCHEMA
+
+SCENARIO_SCHEMA = {
+    "name": Param(kind=str, default="scenario", doc="scenario name"),
+    "train": Include(TRAIN_SCHEMA, "train: a path to a train file or an inline table", "train",
+                     file_key="train"),
+    "route": Include(ROUTE_SCHEMA, "route: a path to a route file or an inline table", "route",
+                     file_key="route"),
+    "plugin_dirs": Param(kind=list, item=str, default=[],
+                         doc="plugin directories, relative to this file"),
+    "start": Section({
+        "position": Param("m", 0.0, "centre of the lead vehicle along the route"),
+        "point": Param(kind=str, default=None, doc="start at a named route point instead"),
+        "speed": Param("m/s", 0.0, "initial speed of every vehicle"),
+        "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
+                       doc="initial coupler slack"),
+    }),
+    "solver": Section({
+        "method": Param(kind=str, default="rk45", doc="solver name (see `rrs plugins`)"),
+        "step": Param("s", 0.01, "fixed step (rk4) or first step (adaptive)", min=0.0,
+                      exclusive_min=True),
+        "rtol": Param(kind=float, default=1e-7, doc="relative tolerance (adaptive)", min=0.0),
+        "atol": Param(kind=float, default=1e-7,
+                      doc="absolute tolerance on velocities, m/s (adaptive)", min=0.0,
+                      exclusive_min=True),
+        "position_tol": Param("m", 1e-5, "absolute tolerance on positions (adaptive)", min=0.0,
+                              exclusive_min=True),
+        "max_step": Param("s", 0.5, "largest step (adaptive)", min=0.0, exclusive_min=True),
+        "control_step": Param("s", 0.05, "period of plugin steps and driver actions", min=0.0,
+                              exclusive_min=True),
+    }),
+    "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
+    "stop": Section({
+        "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
+                          exclusive_min=True),
+        "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0),
+        "at_position": Param("m", None, "stop when the lead vehicle's front passes this"),
+        "at_point": Param(kind=str, default=None, doc="stop when the lead's front passes a point"),
+        "standstill": Param(kind=bool, default=False,
+                            doc="stop when the whole train stands still after having moved"),
+        "standstill_speed": Param("m/s", 0.01, "speed below which a vehicle counts as standing",
+                                  min=0.0),
+    }),
+    "output": Section({
+        "sample_interval": Param("s", 1.0, "time between rows of timeseries.csv", min=0.0,
+                                 exclusive_min=True),
+        "vehicles": Param(kind=list, item=int, default=[], doc="vehicles to record"),
+        "vehicle_signals": Param(kind=list, item=str, default=["speed_mps"],
+                                 doc="signals per recorded vehicle"),
+        "couplings": Param(kind=list, item=int, default=[], doc="couplings to record"),
+        "coupling_signals": Param(kind=list, item=str, default=["force_N"],
+                                  doc="signals per recorded coupling"),
+        "plots": Param(kind=bool, default=True, doc="write speed.png"),
+    }),
+}
+"""The ``[scenario]`` table."""
+
+VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
+                   "max_slip_mps")
+COUPLING_SIGNALS = ("force_N", "deflection_m")
+
+
+@dataclass
+class Scenario:
+    """A checked scenario, ready to drive."""
+
+    config: dict[str, Any]
+    file: str | None
+    registry: Registry
+    train: Train
+    route: Route
+    actions: list[Action]
+    start_position: float
+    stop_position: float | None
+
+    def resolved(self) -> dict[str, Any]:
+        """The whole scenario with defaults filled in and units normalised (SI)."""
+        return {"scenario": strip_private(self.config)}
+
+    def write_resolved(self, path: str | Path) -> None:
+        """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
+        Path(path).write_text(tomli_w.dumps(self.resolved()), encoding="utf-8")
+
+
+def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:
+    for i, v in enumerate(values):
+        if limit is not None:
+            if not 0 <= v < limit:
+                raise ctx.child(i).error(
+                    f"found {v}, expected a {what} index from 0 to {limit - 1}")
+        elif v not in allowed:
+            raise ctx.child(i).error(f"found {v!r}, expected one of {', '.join(allowed)}")
+
+
+def scenario_from_table(data: dict[str, Any], ctx: Context,
+                        registry: Registry | None = None,
+                        plugin_dirs: list[str | Path] = ()) -> Scenario:
+    """Check a ``[scenario]`` table and build its train and route."""
+    cfg = validate(data, SCENARIO_SCHEMA, ctx)
+    dirs = [str((ctx.base_dir / d).resolve()) for d in cfg["plugin_dirs"]]
+    cfg["plugin_dirs"] = dirs
+    if registry is None:
+        registry = load_registry([*dirs, *plugin_dirs])
+    solver = cfg["solver"]["method"]
+    if solver not in registry.solvers:
+        raise ctx.child("solver").child("method").error(
+            f"found {solver!r}, expected a solver: one of {', '.join(sorted(registry.solvers))}")
+    route = Route.from_config(cfg["route"])
+    train = Train(cfg["train"], registry)
+
+    start = cfg["start"]
+    position = start["position"]
+    if start["point"] is not None:
+        if start["point"] not in route.points:
+            raise ctx.child("start").child("point").error(
+                f"found {start['point']!r}, expected a point of the route: "
+                + (", ".join(route.points) or "(none)"))
+        position = route.points[start["point"]]
+    stop = cfg["stop"]
+    stop_position = stop["at_position"]
+    if stop["at_point"] is not None:
+        if stop["at_point"] not in route.points:
+            raise ctx.child("stop").child("at_point").error(
+                f"found {stop['at_point']!r}, expected a point of the route: "
+                + (", ".join(route.points) or "(none)"))
+        stop_position = route.points[stop["at_point"]]
+
+    out = ctx.child("output")
+    _check_names(cfg["output"]["vehicles"], None, train.count, out.child("vehicles"), "vehicle")
+    _check_names(cfg["output"]["couplings"], None, train.count - 1, out.child("couplings"),
+                 "coupling")
+    plugin_signals = {s for b in train.batches for s in b.model.signals}
+    _check_names(cfg["output"]["vehicle_signals"], [*VEHICLE_SIGNALS, *sorted(plugin_signals)],
+                 None, out.child("vehicle_signals"), "signal")
+    _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
+                 out.child("coupling_signals"), "signal")
+    actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
+    return Scenario(cfg, ctx.file, registry, train, route, actions, position, stop_position)
+
+
+def load_scenario(path: str | Path, registry: Registry | None = None,
+                  plugin_dirs: list[str | Path] = ()) -> Scenario:
+    """Load and check a scenario file (``[scenario]`` table), its train, vehicles and route."""
+    p = Path(path)
+    data = load_toml(p, "scenario")
+    ctx = Context(str(path), "", p.resolve().parent)
+    for key in data:
+        if key != "scenario":
+            raise ctx.child(key).error("unknown key (allowed here: scenario)")
+    if not isinstance(data.get("scenario"), dict):
+        raise ctx.child("scenario").error("missing table [scenario]")
+    return scenario_from_table(data["scenario"], ctx.child("scenario"), registry, plugin_dirs)
+
+
+KINDS = ("scenario", "train", "route", "vehicle")
+
+
+def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
+    """Check any config file (its kind is its top-level table); return a one-line summary."""
+    p = Path(path)
+    data = load_toml(p, "config")
+    full = str(p.resolve())
+    ctx = Context(str(path), "", p.resolve().parent)
+    kind = next((k for k in KINDS if k in data), None)
+    if kind is None:
+        raise ctx.error(
+            "found top-level keys " + (", ".join(data) or "(none)")
+            + f", expected one of the tables [{'], ['.join(KINDS)}]")
+    if kind == "scenario":
+        sc = load_scenario(p, plugin_dirs=plugin_dirs)
+        return (f"scenario {sc.config['name']!r}: {sc.train.count} vehicles, "
+                f"{sc.train.total_mass / 1000:.0f} t, route {sc.route.length:.0f} m")
+    registry = load_registry(plugin_dirs)
+    if kind == "route":
+        route = Route.from_config(include(full, Include(ROUTE_SCHEMA, what="route",
+                                                          file_key="route"), ctx))
+        return f"route {route.name!r}: {len(route.starts)} elements, {route.length:.0f} m"
+    if kind == "train":
+        body = include(full, Include(TRAIN_SCHEMA, what="train", file_key="train"), ctx)
+        train = Train(body, registry)
+        return f"train {train.name!r}: {train.count} vehicles, {train.total_mass / 1000:.0f} t"
+    # a vehicle file: check it the way a train would use it
+    vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
+    train = Train({"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
+                   "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
+                                 "orientation": "forward", "coupling": {}}],
+                   "_source": (str(p), "", str(p.resolve().parent))}, registry)
+    return f"vehicle {train.batches[0].model.name!r} ({train.batches[0].model.type_name})"

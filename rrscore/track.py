@@ -1,0 +1,137 @@
+"""The route a train runs on: a 1-D profile of elements with grades, curves and speed limits.
+
+Positions are metres along the route from its start, increasing in the
+direction of travel. Grade and curvature act on each vehicle averaged over its
+length: the route keeps cumulative integrals of grade (that is, elevation) and
+of curve resistance, so the mean over ``[x - L/2, x + L/2]`` is a difference of
+two interpolations, exact for a piecewise-constant profile and cheap for whole
+arrays of vehicles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import Param, TableList
+
+try:  # the C routine behind np.interp, without its argument checks (hot path)
+    from numpy._core.multiarray import interp as _interp
+except ImportError:  # pragma: no cover - other numpy layouts
+    _interp = np.interp
+
+ELEMENT_SCHEMA = {
+    "length": Param("m", doc="element length", min=0.0, exclusive_min=True),
+    "grade": Param("1", 0.0, "rise over run; '+8 permille' climbs in the direction of travel"),
+    "radius": Param("m", 0.0, "curve radius; 0 means straight track", min=0.0),
+    "speed_limit": Param("m/s", 0.0, "speed limit on the element; 0 means none", min=0.0),
+    "tunnel": Param(kind=bool, default=False, doc="the element is in a tunnel"),
+}
+
+POINT_SCHEMA = {
+    "name": Param(kind=str, doc="name of the point (station, signal, sensor)"),
+    "position": Param("m", doc="position along the route"),
+}
+
+ROUTE_SCHEMA = {
+    "name": Param(kind=str, default="route", doc="route name"),
+    "elements": TableList(ELEMENT_SCHEMA, "track elements, in order", min_items=1),
+    "points": TableList(POINT_SCHEMA, "named points"),
+}
+"""The ``[route]`` table of a route file (or a scenario's inline route)."""
+
+#: Far enough beyond either end of the route that no train reaches it; the
+#: profile is extended there with the grade of the end element.
+_FAR = 1.0e7
+
+
+def curve_specific_russian(radius: np.ndarray) -> np.ndarray:
+    """Curve resistance 700/R in N/kN (R in metres); 0 on straight track (R = 0 or inf)."""
+    r = np.asarray(radius, dtype=float)
+    with np.errstate(divide="ignore"):
+        return np.where((r > 0) & np.isfinite(r), 700.0 / np.where(r > 0, r, 1.0), 0.0)
+
+
+@dataclass
+class Route:
+    """A route profile built from a validated ``[route]`` table."""
+
+    name: str
+    starts: np.ndarray  # start position of each element, m
+    lengths: np.ndarray
+    grades: np.ndarray  # ratio
+    radii: np.ndarray  # m, 0 = straight
+    speed_limits: np.ndarray  # m/s, 0 = none
+    tunnels: np.ndarray  # bool
+    points: dict[str, float]
+
+    @classmethod
+    def from_config(cls, route: dict) -> Route:
+        """Build from the normalised ``route`` table (see ``ROUTE_SCHEMA``)."""
+        els = route["elements"]
+        lengths = np.array([e["length"] for e in els])
+        starts = np.concatenate([[0.0], np.cumsum(lengths)[:-1]])
+        obj = cls(
+            name=route["name"],
+            starts=starts,
+            lengths=lengths,
+            grades=np.array([e["grade"] for e in els]),
+            radii=np.array([e["radius"] for e in els]),
+            speed_limits=np.array([e["speed_limit"] for e in els]),
+            tunnels=np.array([e["tunnel"] for e in els], dtype=bool),
+            points={p["name"]: p["position"] for p in route["points"]},
+        )
+        obj._build_integrals()
+        return obj
+
+    @property
+    def length(self) -> float:
+        """Total route length, m."""
+        return float(self.starts[-1] + self.lengths[-1])
+
+    def _build_integrals(self) -> None:
+        # Knots at every element boundary plus far-away end points; the
+        # cumulative integrals are piecewise linear between knots, so np.interp
+        # evaluates them exactly.
+        bounds = np.concatenate([self.starts, [self.length]])
+        self._knots = np.concatenate([[-_FAR], bounds, [self.length + _FAR]])
+        rate_grade = np.concatenate([[self.grades[0]], self.grades, [self.grades[-1]]])
+        rate_curve = np.concatenate([[0.0], curve_specific_russian(self.radii), [0.0]])
+        seg = np.diff(self._knots)
+        self._elevation = np.concatenate([[0.0], np.cumsum(rate_grade * seg)])
+        self._curve_cum = np.concatenate([[0.0], np.cumsum(rate_curve * seg)])
+        self._elevation -= np.interp(0.0, self._knots, self._elevation)
+
+    def elevation(self, x: np.ndarray | float) -> np.ndarray:
+        """Height of the track at ``x`` relative to the route start, m."""
+        return np.interp(x, self._knots, self._elevation)
+
+    def mean_grade(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
+        """Grade averaged over ``[x - h, x + h]`` for arrays of vehicles (ratio)."""
+        k, z = self._knots, self._elevation
+        return (_interp(x + half_length, k, z) - _interp(x - half_length, k, z)) / (
+            2.0 * half_length
+        )
+
+    def mean_curve_specific(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
+        """Curve resistance 700/R (N/kN) averaged over ``[x - h, x + h]``."""
+        k, c = self._knots, self._curve_cum
+        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
+            2.0 * half_length
+        )
+
+    def element_index(self, x: float) -> int:
+        """Index of the element containing ``x`` (clamped to the route)."""
+        i = int(np.searchsorted(self.starts, x, side="right")) - 1
+        return min(max(i, 0), len(self.starts) - 1)
+
+    def speed_limit(self, x: float) -> float:
+        """Speed limit at ``x``, m/s; ``inf`` where there is none."""
+        lim = float(self.speed_limits[self.element_index(x)])
+        return lim if lim > 0 else math.inf
+
+    def position_of(self, name: str) -> float:
+        """Position of a named point; KeyError if the route has no such point."""
+        return self.points[name]

@@ -1,0 +1,176 @@
+"""The vehicle: what a plugin author subclasses, and the config every vehicle shares.
+
+A vehicle has a body (coordinate ``x``, velocity ``v``) and ``num_axis``
+wheelsets (angle, angular velocity ``omega``). Its plugin fills two arrays of
+generalized forces, as in RRS:
+
+* ``Q_a`` (active): ``Q_a[:, 0]`` a force on the body, ``Q_a[:, i]`` the
+  torque on axle ``i`` from the drive (N, N*m; vehicle frame, + is forward).
+* ``Q_r`` (resistive, magnitudes >= 0): ``Q_r[:, 0]`` an extra body
+  resistance, ``Q_r[:, i]`` the brake torque on axle ``i``. They always
+  oppose motion and never reverse it: a braked vehicle stands still.
+
+Batching: one model object serves *every* vehicle of its type built from the
+same vehicle config in a train. Each array has one row per vehicle, so
+``step`` is written with numpy and the framework never loops over vehicles.
+``step`` runs at the control rate (``scenario.solver.control_step``) and its
+outputs are held over the integration steps in between.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .config import FreeTable, Param, Section
+
+RESISTANCE_SCHEMA = {
+    "formula": Param(
+        kind=str,
+        default="freight_4axle_roller",
+        doc="running-resistance formula (see rrscore.resistance.FORMULAS)",
+    ),
+    "A": Param("N", None, "Davis A term (formula 'davis')"),
+    "B": Param("N*s/m", None, "Davis B term (formula 'davis')"),
+    "C": Param("N*s^2/m^2", None, "Davis C term (formula 'davis')"),
+    "a": Param(kind=float, default=None, doc="constant term, N/kN (formula 'specific')"),
+    "b": Param(kind=float, default=None, doc="term in V km/h, N/kN (formula 'specific')"),
+    "c": Param(kind=float, default=None, doc="term in V^2, N/kN (formula 'specific')"),
+    "starting": Param(kind=bool, default=True, doc="add starting resistance at low speed"),
+    "starting_specific": Param(
+        "1", None, "starting resistance; default 28/(q0 + 7) N/kN (roller bearings)"
+    ),
+    "starting_speed": Param(
+        "m/s", 10 / 3.6, "speed by which starting resistance has blended out", min=0.0,
+        exclusive_min=True,
+    ),
+}
+
+ADHESION_SCHEMA = {
+    "formula": Param(kind=str, default="curtius_kniffler", doc="adhesion coefficient psi(V)"),
+    "psi": Param(kind=float, default=None, doc="constant psi (formula 'constant')", min=0.0),
+    "speeds": Param(kind=list, item=float, default=None, doc="table speeds, m/s (formula 'table')"),
+    "values": Param(kind=list, item=float, default=None, doc="table psi values (formula 'table')"),
+    "rail_condition": Param(kind=str, default="dry", doc="rail condition factor name"),
+    "creep_slip": Param(
+        "m/s", 0.1, "slip velocity at which the creep force peaks", min=0.0, exclusive_min=True
+    ),
+    "kinetic_ratio": Param(
+        kind=float, default=0.7, doc="creep force at gross slip / peak", min=0.0, max=1.0
+    ),
+}
+
+VEHICLE_SCHEMA = {
+    "vehicle": Section(
+        {
+            "type": Param(kind=str, doc="registered vehicle type (see `rrs plugins`)"),
+            "name": Param(kind=str, default="", doc="display name"),
+            "empty_mass": Param("kg", doc="tare mass", min=0.0, exclusive_min=True),
+            "payload_mass": Param("kg", 0.0, "payload when fully loaded", min=0.0),
+            "length": Param("m", doc="length over couplers", min=0.0, exclusive_min=True),
+            "num_axis": Param(kind=int, doc="number of wheelsets", min=1),
+            "wheel_diameter": Param("m", 1.05, "wheel diameter", min=0.0, exclusive_min=True),
+            "wheelset_inertia": Param("kg*m^2", 100.0, "moment of inertia of one wheelset", min=0),
+            "resistance": Section(RESISTANCE_SCHEMA, "running and starting resistance"),
+            "adhesion": Section(ADHESION_SCHEMA, "wheel-rail adhesion"),
+        },
+        required=True,
+    ),
+    "params": FreeTable("parameters of the vehicle type, declared by its plugin"),
+}
+
+
+class VehicleModel:
+    """Base class of vehicle plugins. Subclass it, set ``type_name``, and override ``step``.
+
+    Class attributes a plugin declares:
+
+    * ``type_name``: the name vehicle configs use in ``vehicle.type``.
+    * ``params``: ``{name: Param}`` for the ``[params]`` table of its configs;
+      the values arrive in ``self.p`` (SI floats).
+    * ``keys``: ``{key: what it does}``; the driver program presses them.
+    * ``controls``: ``{name: doc}``; settable by the driver program
+      (``set = {name = value}``); each is a per-vehicle array attribute.
+    * ``signals``: ``{name: doc}``; arrays the model keeps in ``self.out`` and
+      a scenario can record (column ``v{index}_{name}``).
+    * ``control_step``: a finer control period (s) if the model needs one.
+
+    Attributes the framework provides (one row per vehicle of the batch):
+    ``count``, ``num_axis``, ``index`` (positions in the train), ``mass``,
+    ``wheel_radius``, ``p``, and before each ``step`` the state ``x``, ``v``
+    (vehicle frame) and ``omega`` (shape ``(count, num_axis)``).
+    """
+
+    type_name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    params: ClassVar[dict[str, Param]] = {}
+    keys: ClassVar[dict[str, str]] = {}
+    controls: ClassVar[dict[str, str]] = {}
+    signals: ClassVar[dict[str, str]] = {}
+    control_step: ClassVar[float | None] = None
+
+    def __init__(self, config: dict[str, Any], params: dict[str, Any], index: np.ndarray,
+                 payload_fraction: np.ndarray) -> None:
+        veh = config["vehicle"]
+        self.config = config
+        self.name = veh["name"] or self.type_name
+        self.index = np.asarray(index, dtype=int)
+        self.count = len(self.index)
+        self.num_axis = int(veh["num_axis"])
+        self.wheel_radius = veh["wheel_diameter"] / 2.0
+        self.payload_fraction = np.asarray(payload_fraction, dtype=float)
+        self.mass = veh["empty_mass"] + self.payload_fraction * veh["payload_mass"]
+        self.p = SimpleNamespace(**params)
+        self.Q_a = np.zeros((self.count, self.num_axis + 1))
+        self.Q_r = np.zeros((self.count, self.num_axis + 1))
+        self.x = np.zeros(self.count)
+        self.v = np.zeros(self.count)
+        self.omega = np.zeros((self.count, self.num_axis))
+        self.out: dict[str, np.ndarray] = {}
+        self._keys_down = {k: np.zeros(self.count, dtype=bool) for k in self.keys}
+
+    # -- what plugins override ---------------------------------------------
+    def setup(self) -> None:
+        """Called once after construction: create per-vehicle state arrays here."""
+
+    def step(self, t: float, dt: float) -> None:
+        """Called every control step: set ``Q_a`` and ``Q_r`` from state, keys and time."""
+
+    def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
+        """Called when the driver presses or releases ``key`` on vehicles ``rows``."""
+
+    # -- what the framework calls ------------------------------------------
+    def key_down(self, key: str) -> np.ndarray:
+        """Boolean array: is ``key`` held on each vehicle of the batch."""
+        return self._keys_down[key]
+
+    def press(self, key: str, rows: np.ndarray, pressed: bool) -> None:
+        """Record a key press (``pressed``) or release on the given batch rows."""
+        if key not in self._keys_down:
+            raise KeyError(key)
+        self._keys_down[key][rows] = pressed
+        self.on_key(key, rows, pressed)
+
+    def set_control(self, name: str, rows: np.ndarray, value: float) -> None:
+        """Set control ``name`` on the given batch rows (driver program ``set``)."""
+        if name not in self.controls:
+            raise KeyError(name)
+        getattr(self, name)[rows] = value
+
+    @property
+    def traction_force(self) -> np.ndarray:
+        """Force the drive puts into the rail, N per vehicle, assuming no slip (vehicle frame)."""
+        return self.Q_a[:, 0] + self.Q_a[:, 1:].sum(axis=1) / self.wheel_radius
+
+
+def check_vehicle_type(cls: type) -> None:
+    """Raise TypeError if ``cls`` is not a usable vehicle plugin class."""
+    if not (isinstance(cls, type) and issubclass(cls, VehicleModel)):
+        raise TypeError(f"{cls!r} is not a subclass of rrscore.VehicleModel")
+    if not cls.type_name:
+        raise TypeError(f"{cls.__qualname__} has no type_name")
+    for name in cls.controls:
+        if name in cls.keys:
+            raise TypeError(f"{cls.__qualname__}: {name!r} is both a key and a control")

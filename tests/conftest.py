@@ -1,0 +1,43 @@
+"""Builders shared by the tests: scenarios from inline tables, using the shipped configs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rrscore.config import Context
+from rrscore.scenario import Scenario, scenario_from_table
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = REPO / "configs"
+G = 9.80665
+
+
+def make_scenario(vehicles: list[dict[str, Any]], elements: list[dict[str, Any]] | None = None,
+                  coupling: dict[str, Any] | None = None, registry=None,
+                  **sections: Any) -> Scenario:
+    """A scenario whose train and route are inline; vehicle configs are relative to configs/."""
+    table: dict[str, Any] = {
+        "train": {"vehicles": vehicles, **({"coupling": coupling} if coupling else {})},
+        "route": {"elements": elements or [{"length": "50 km"}]},
+        **sections,
+    }
+    return scenario_from_table(table, Context("<test>", "scenario", CONFIGS), registry)
+
+
+def car_config(**vehicle: Any) -> dict[str, Any]:
+    """An inline freight-car config with overrides for the [vehicle] table."""
+    base = {
+        "type": "freight_car", "empty_mass": "23 t", "payload_mass": "69.5 t",
+        "length": "13.92 m", "num_axis": 4, "wheel_diameter": "0.957 m",
+        "wheelset_inertia": "96 kg*m^2",
+    }
+    base.update(vehicle)
+    return {"vehicle": base}
+
+
+@pytest.fixture
+def scenario_builder():
+    return make_scenario

@@ -1,0 +1,216 @@
+"""The ``rrs`` command run as a subprocess: validate, plugins and drive."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bad_inputs import CASES, CONFIGS, LEVEL, LOCO_TRAIN, REPO, scenario_toml, toml_path
+
+SHIPPED_CONFIGS = sorted(CONFIGS.rglob("*.toml"))
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SUMMARY_KEYS = {"sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps",
+                "max_coupler_tension_N", "max_coupler_compression_N", "wall_time_s", "steps",
+                "stop_reason"}
+
+
+def rrs(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m rrscore.cli ARGS``; stdin, stdout and stderr are not terminals."""
+    env = {k: v for k, v in os.environ.items() if k != "RRS_PLUGIN_PATH"}
+    return subprocess.run(
+        [sys.executable, "-m", "rrscore.cli", *map(str, args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+# -------------------------------------------------------------------- validate
+
+
+def test_shipped_configs_exist() -> None:
+    kinds = {p.parent.name for p in SHIPPED_CONFIGS}
+    assert kinds == {"routes", "scenarios", "trains", "vehicles"}
+
+
+@pytest.mark.parametrize("path", SHIPPED_CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_validate_shipped_config_exits_0_and_says_ok(path: Path) -> None:
+    proc = rrs("validate", path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{path}: ok, ")
+    assert proc.stderr == ""
+
+
+def test_validate_several_files_prints_one_ok_line_each() -> None:
+    proc = rrs("validate", *SHIPPED_CONFIGS)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(SHIPPED_CONFIGS)
+    for line, path in zip(lines, SHIPPED_CONFIGS, strict=True):
+        assert line.startswith(f"{path}: ok, ")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_validate_bad_input_exits_2_with_one_message_and_no_traceback(
+        tmp_path: Path, case: str) -> None:
+    bad = CASES[case](tmp_path)
+    proc = rrs("validate", bad.path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+    message = proc.stderr.strip()
+    assert message.startswith("rrs: error: ")
+    assert len(message.splitlines()) == 1, message
+    for fragment in bad.fragments:
+        assert fragment in message, f"{fragment!r} not in {message!r}"
+
+
+def test_validate_nonexistent_path_exits_2_naming_the_path(tmp_path: Path) -> None:
+    proc = rrs("validate", tmp_path / "nowhere" / "x.toml")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"{tmp_path / 'nowhere' / 'x.toml'}: config file not found" in proc.stderr
+
+
+def test_drive_nonexistent_scenario_exits_2_without_traceback(tmp_path: Path) -> None:
+    proc = rrs("drive", tmp_path / "none.toml", "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "none.toml: scenario file not found" in proc.stderr
+
+
+def test_drive_bad_scenario_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    bad = CASES["unknown_solver"](tmp_path)
+    proc = rrs("drive", bad.path, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "scenario.solver.method: found 'euler'" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------- plugins
+
+
+def test_plugins_lists_shipped_components_and_their_source() -> None:
+    proc = rrs("plugins")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for line in ("vehicle type simple_loco:", "vehicle type freight_car:",
+                 "coupler model spring_damper:", "solver rk4:", "solver rk45:"):
+        assert line in out
+    for module in ("rrscore.vehicles.simple_loco", "rrscore.vehicles.freight_car",
+                   "rrscore.plugins.couplers", "rrscore.solvers"):
+        assert f"(entry point {module}" in out
+
+
+def test_plugins_verbose_lists_params_and_keys() -> None:
+    proc = rrs("plugins", "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert "params.F_max [N] = 450000.0" in proc.stdout
+    assert "key traction_up:" in proc.stdout
+    assert "control hand_brake:" in proc.stdout
+
+
+def test_plugins_json_parses_and_names_what_each_plugin_provides() -> None:
+    proc = rrs("plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    by_name = {p["name"]: p for p in data}
+    assert by_name["simple_loco"]["provides"] == {"vehicle_types": ["simple_loco"]}
+    assert by_name["freight_car"]["provides"] == {"vehicle_types": ["freight_car"]}
+    assert by_name["couplers"]["provides"] == {"coupler_models": ["spring_damper"]}
+    assert sorted(by_name["solvers"]["provides"]["solvers"]) == ["rk4", "rk45"]
+    for p in data:
+        assert p["source"].startswith("entry point ")
+
+
+def test_plugins_with_missing_plugin_dir_exits_2(tmp_path: Path) -> None:
+    proc = rrs("plugins", "--plugins", tmp_path / "nope")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"plugin directory {tmp_path / 'nope'}: not found" in proc.stderr
+
+
+# ----------------------------------------------------------------------- drive
+
+
+@pytest.fixture(scope="module")
+def short_drive(tmp_path_factory: pytest.TempPathFactory):
+    """`rrs drive` of a 5 s scenario with the shipped loco, written into a temp dir."""
+    d = tmp_path_factory.mktemp("drive")
+    scenario = d / "short.toml"
+    scenario.write_text(scenario_toml(
+        toml_path(LOCO_TRAIN), toml_path(LEVEL),
+        'name = "short"\n'
+        '[scenario.start]\npoint = "start"\n'
+        '[[scenario.driver]]\nat_time = "0 s"\npress = "traction_up"\n'
+        '[scenario.stop]\nmax_time = "5 s"\n'
+        '[scenario.output]\nsample_interval = "0.5 s"\nvehicles = [0]\n',
+    ))
+    out = d / "out"
+    proc = rrs("drive", scenario, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return out, proc
+
+
+def test_drive_prints_summary_line_and_no_progress_bar_when_not_a_terminal(short_drive) -> None:
+    _, proc = short_drive
+    assert proc.stdout.startswith("short: max_time after 5.0 s simulated")
+    assert "\r" not in proc.stderr
+    assert "\r" not in proc.stdout
+    assert proc.stderr == ""
+
+
+def test_drive_writes_timeseries_csv_with_time_first(short_drive) -> None:
+    out, _ = short_drive
+    with open(out / "timeseries.csv", newline="") as fh:
+        rows = list(csv.reader(fh))
+    header = rows[0]
+    assert header[0] == "time_s"
+    for column in ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
+                   "v0_speed_mps"):
+        assert column in header
+    data = [[float(v) for v in row] for row in rows[1:]]
+    times = [row[0] for row in data]
+    assert times[0] == 0.0
+    assert times[-1] == pytest.approx(5.0)
+    assert len(data) == 11  # every 0.5 s from 0 to 5 s
+    assert all(len(row) == len(header) for row in data)
+    speed = header.index("speed_mps")
+    assert data[-1][speed] > data[0][speed] == 0.0  # traction moved it
+
+
+def test_drive_writes_summary_json(short_drive) -> None:
+    out, _ = short_drive
+    summary = json.loads((out / "summary.json").read_text())
+    assert SUMMARY_KEYS <= set(summary)
+    assert summary["stop_reason"] == "max_time"
+    assert summary["sim_time_s"] == pytest.approx(5.0)
+    assert summary["distance_m"] > 0
+    assert summary["max_speed_mps"] >= summary["final_speed_mps"] > 0
+    assert summary["steps"] > 0
+    assert summary["max_coupler_tension_N"] == 0.0  # a single vehicle has no couplers
+    assert "error" not in summary
+
+
+def test_drive_writes_speed_png(short_drive) -> None:
+    out, _ = short_drive
+    assert (out / "speed.png").read_bytes()[:8] == PNG_MAGIC
+
+
+def test_drive_writes_resolved_scenario_that_reproduces_the_drive(short_drive,
+                                                                  tmp_path: Path) -> None:
+    out, _ = short_drive
+    resolved = out / "scenario.resolved.toml"
+    assert resolved.is_file()
+    proc = rrs("drive", resolved, "--out", tmp_path / "again")
+    assert proc.returncode == 0, proc.stderr
+    first = json.loads((out / "summary.json").read_text())
+    second = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert second["distance_m"] == pytest.approx(first["distance_m"], rel=1e-9, abs=0.0)
+    assert second["steps"] == first["steps"]
+    assert (tmp_path / "again" / "scenario.resolved.toml").read_text() == resolved.read_text()

@@ -1,0 +1,170 @@
+"""Equations of motion against answers known without the code: closed-form motion,
+conservation of momentum, static friction, wheel slip at the adhesion limit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import G, car_config, make_scenario
+
+import rrscore
+from rrscore import Drive, Param, VehicleModel, load_registry
+from rrscore.dynamics import coulomb_net
+
+
+def test_coulomb_net_holds_below_the_limit_and_passes_the_excess():
+    force = np.array([3.0, -3.0, 7.0, -7.0, 3.0])
+    resist = np.array([5.0, 5.0, 5.0, 5.0, 5.0])
+    speed = np.array([0.0, 0.0, 0.0, 0.0, -1.0])
+    assert coulomb_net(force, resist, speed).tolist() == [0.0, 0.0, 2.0, -2.0, 8.0]
+
+
+@pytest.mark.parametrize("method", ["rk45", "rk4"])
+def test_free_car_on_a_constant_grade_follows_the_closed_form(method):
+    # 92.5 t car, constant resistance A = 2 kN, 10 per mille down: a is constant.
+    A, grade, t_end = 2000.0, -0.010, 200.0
+    sc = make_scenario(
+        [{"config": car_config(resistance={"formula": "davis", "A": A, "B": 0.0, "C": 0.0,
+                                           "starting": False})}],
+        [{"length": "60 km", "grade": grade}],
+        start={"position": "10 km"}, stop={"max_time": t_end},
+        solver={"method": method, "step": 0.05},
+    )
+    r = Drive(sc).run()
+    m = 92500.0
+    m_eff = m + 4 * 96.0 / 0.4785**2
+    a = (m * G * 0.010 / math.sqrt(1 + grade**2) - A) / m_eff
+    t = r.series["time_s"]
+    np.testing.assert_allclose(r.series["speed_mps"], a * t, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(r.series["position_m"], 10000.0 + 0.5 * a * t**2, rtol=1e-12)
+
+
+def test_car_pushed_uphill_stops_then_rolls_back_with_the_closed_form():
+    # Uphill at 5 m/s: decelerates by (mg sin + A)/M, stops exactly, rolls back at (mg sin - A)/M.
+    A, grade, v0 = 3000.0, 0.012, 5.0
+    sc = make_scenario(
+        [{"config": car_config(resistance={"formula": "davis", "A": A, "B": 0.0, "C": 0.0,
+                                           "starting": False})}],
+        [{"length": "60 km", "grade": grade}],
+        start={"position": "10 km", "speed": v0}, stop={"max_time": 120.0},
+        output={"sample_interval": 0.5},
+    )
+    r = Drive(sc).run()
+    m = 92500.0
+    m_eff = m + 4 * 96.0 / 0.4785**2
+    gs = m * G * grade / math.sqrt(1 + grade**2)
+    a_up, a_back = -(gs + A) / m_eff, -(gs - A) / m_eff
+    t_stop = v0 / -a_up
+    t = r.series["time_s"]
+    v_expected = np.where(t < t_stop, v0 + a_up * t, a_back * (t - t_stop))
+    x_stop = 10000.0 + v0 * t_stop + 0.5 * a_up * t_stop**2
+    x_expected = np.where(t < t_stop, 10000.0 + v0 * t + 0.5 * a_up * t**2,
+                          x_stop + 0.5 * a_back * (t - t_stop) ** 2)
+    np.testing.assert_allclose(r.series["speed_mps"], v_expected, atol=1e-8)
+    np.testing.assert_allclose(r.series["position_m"], x_expected, atol=1e-7)
+    assert r.summary["events"]["standstill"] == 1
+
+
+def test_two_coupled_cars_conserve_momentum():
+    # No resistance, level track: only the coupler acts, so sum(M_eff v) is constant.
+    cfg = car_config(resistance={"formula": "none", "starting": False})
+    sc = make_scenario([{"config": cfg, "count": 2}],
+                       coupling={"model": "spring_damper",
+                                 "params": {"stiffness": "20 MN/m", "damping": "100 kN*s/m",
+                                            "slack": "20 mm"}},
+                       stop={"max_time": 30.0})
+    d = Drive(sc)
+    dyn = d.dyn
+    y = d.solver.y.copy()
+    y[dyn.sv] = [1.5, -0.5]  # closing at 2 m/s: impact through the slack, then oscillation
+    y[dyn.somega] = y[dyn.sv][sc.train.axle_vehicle] / sc.train.axle_radius
+    p0 = float(dyn.mass_eff @ y[dyn.sv])
+    momenta = []
+    d.integrator.on_step = lambda t, yy: momenta.append(float(dyn.mass_eff @ yy[dyn.sv]))
+    d.integrator.restart(0.0, y)
+    d.integrator.advance(30.0)
+    assert len(momenta) > 100
+    assert d.integrator.event_counts["slack edge"] > 0  # the slack was crossed, and located
+    assert max(abs(p - p0) for p in momenta) <= 1e-9 * abs(p0)
+
+
+def test_braked_car_on_20_permille_grade_stays_still_for_an_hour():
+    sc = make_scenario([{"config": car_config()}], [{"length": "20 km", "grade": "20 permille"}],
+                       start={"position": "10 km"}, stop={"max_time": 3600.0},
+                       driver=[{"at_time": 0.0, "set": {"hand_brake": 1.0}}],
+                       output={"sample_interval": 60.0})
+    r = Drive(sc).run()
+    assert r.summary["sim_time_s"] == pytest.approx(3600.0)
+    assert np.max(np.abs(r.series["position_m"] - 10000.0)) < 1e-3
+
+
+def test_unbraked_car_on_20_permille_grade_rolls_away():
+    # The counterpart: without the brake, grade (20 N/kN) beats starting resistance.
+    sc = make_scenario([{"config": car_config()}], [{"length": "20 km", "grade": "20 permille"}],
+                       start={"position": "10 km"}, stop={"max_time": 60.0})
+    r = Drive(sc).run()
+    assert r.series["position_m"][-1] < 10000.0 - 10.0
+
+
+def test_rotating_mass_factor_of_the_hump_yard_rule_follows_from_wheelset_inertia():
+    # J/r^2 = 420 kg per axle gives k = 1/(1 + 0.42 n/m) with m in tonnes.
+    r_wheel = 0.4785
+    cfg = car_config(wheelset_inertia=420.0 * r_wheel**2,
+                     resistance={"formula": "none", "starting": False})
+    sc = make_scenario([{"config": cfg}], [{"length": "20 km", "grade": "-15 permille"}],
+                       start={"position": "1 km"}, stop={"max_time": 20.0})
+    r = Drive(sc).run()
+    k = 1.0 / (1.0 + 0.42 * 4 / 92.5)
+    a_expected = G * 0.015 / math.sqrt(1 + 0.015**2) * k
+    assert r.series["accel_mps2"][-1] == pytest.approx(a_expected, rel=1e-12)
+
+
+class TorqueLoco(VehicleModel):
+    """Applies a fixed torque to every axle: the slip test's probe."""
+
+    type_name = "torque_loco"
+    params = {"torque": Param("N*m", 0.0, "torque per axle")}
+
+    def step(self, t, dt):
+        self.Q_a[:, 1:] = self.p.torque
+
+
+class _TorquePlugin:
+    @rrscore.hookimpl
+    def rrs_vehicle_types(self):
+        return [TorqueLoco]
+
+
+def _slip_drive(torque_fraction: float):
+    psi, mass, axles, radius = 0.25, 184000.0, 8, 0.625
+    limit = psi * mass * G / axles * radius  # adhesion x axle load x radius
+    cfg = {"vehicle": {"type": "torque_loco", "empty_mass": mass, "length": 20.0,
+                       "num_axis": axles, "wheel_diameter": 2 * radius,
+                       "wheelset_inertia": 250.0,
+                       "resistance": {"formula": "none", "starting": False},
+                       "adhesion": {"formula": "constant", "psi": psi}},
+           "params": {"torque": torque_fraction * limit}}
+    registry = load_registry(extra=[_TorquePlugin()])
+    sc = make_scenario([{"config": cfg}], registry=registry, stop={"max_time": 5.0},
+                       output={"vehicles": [0], "vehicle_signals": ["max_slip_mps"]})
+    d = Drive(sc)
+    return d, d.run()
+
+
+def test_axle_torque_below_adhesion_limit_rolls():
+    d, r = _slip_drive(0.95)
+    assert r.summary["events"]["slip"] == 0
+    dyn, y = d.dyn, d.solver.y
+    np.testing.assert_allclose(y[dyn.somega] * 0.625, y[dyn.sv][0], rtol=1e-12)
+    # creep slip only: below the creep-law peak (0.1 m/s by default)
+    assert r.series["v0_max_slip_mps"].max() < 0.1
+
+
+def test_axle_torque_above_adhesion_limit_slips():
+    d, r = _slip_drive(1.05)
+    assert r.summary["events"]["slip"] == 8
+    dyn, y = d.dyn, d.solver.y
+    slip = y[dyn.somega] * 0.625 - y[dyn.sv][0]
+    assert np.all(slip > 1.0)  # wheels spin up: gross slip, far past the creep peak

@@ -1,0 +1,378 @@
+"""Plugins from directories (loose files, packages, scenario plugin_dirs, --plugins,
+RRS_PLUGIN_PATH), clashes and import failures, and plugins that fail during a drive."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from bad_inputs import LEVEL, LOCO, REPO, toml_path
+
+from rrscore import Drive, PluginError, load_registry, load_scenario
+from rrscore.pluginmanager import PATH_ENV
+
+PLUGIN = '''\
+import numpy as np
+
+import rrscore
+
+
+class {cls}(rrscore.VehicleModel):
+    """Test vehicle {type_name}."""
+
+    type_name = "{type_name}"
+    description = "test vehicle {type_name}"
+    params = {{"push": rrscore.Param("N", 20e3, "constant body force")}}
+
+    def step(self, t, dt):
+        self.Q_a[:, 0] = self.p.push
+{failure}
+
+@rrscore.hookimpl
+def rrs_vehicle_types():
+    return [{cls}]
+'''
+
+FAILURES = {
+    "value_error": "if t >= 1.0 - 1e-6:\n    raise ValueError('wheel fell off')",
+    "keyboard_interrupt": "if t >= 1.0 - 1e-6:\n    raise KeyboardInterrupt",
+    "nan": "if t >= 1.0 - 1e-6:\n    self.Q_a[:, 0] = np.nan",
+}
+
+
+def plugin_source(type_name: str, failure: str = "") -> str:
+    cls = "".join(part.title() for part in type_name.split("_"))
+    body = textwrap.indent(failure, " " * 8) + "\n" if failure else ""
+    return PLUGIN.format(cls=cls, type_name=type_name, failure=body)
+
+
+def write_plugin(directory: Path, filename: str, type_name: str, failure: str = "") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / filename
+    path.write_text(plugin_source(type_name, failure))
+    return path
+
+
+def write_vehicle(path: Path, type_name: str) -> Path:
+    path.write_text(f'[vehicle]\ntype = "{type_name}"\nempty_mass = "20 t"\nlength = "15 m"\n'
+                    "num_axis = 2\n")
+    return path
+
+
+def write_scenario(path: Path, vehicles: str, extra: str = "", max_time: str = "3 s") -> Path:
+    """A scenario on the shipped level route; ``vehicles`` is [[scenario.train.vehicles]] text."""
+    path.write_text(
+        "[scenario]\n"
+        'name = "plugin test"\n'
+        f"route = {toml_path(LEVEL)}\n"
+        f"{extra}"
+        f"[scenario.stop]\nmax_time = \"{max_time}\"\n"
+        '[scenario.output]\nsample_interval = "0.25 s"\n'
+        f"{vehicles}"
+    )
+    return path
+
+
+def loco_and_cars(car_config: str, count: int = 3) -> str:
+    """Shipped loco leading ``count`` vehicles of ``car_config`` (a TOML value)."""
+    return (f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\n"
+            f"[[scenario.train.vehicles]]\nconfig = {car_config}\ncount = {count}\n")
+
+
+def rrs(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k != PATH_ENV}
+    return subprocess.run([sys.executable, "-m", "rrscore.cli", *map(str, args)], cwd=REPO,
+                          env={**base, **(env or {})}, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(autouse=True)
+def no_plugin_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PATH_ENV, raising=False)
+
+
+# ----------------------------------------------------------- finding plugins
+
+
+def test_loose_py_file_in_plugin_dir_provides_vehicle_type(tmp_path: Path) -> None:
+    path = write_plugin(tmp_path / "plugins", "tram.py", "tram")
+    registry = load_registry([tmp_path / "plugins"])
+    cls = registry.vehicle_types["tram"]
+    assert cls.type_name == "tram"
+    info = next(p for p in registry.plugins if "tram" in p.provides.get("vehicle_types", []))
+    assert info.source == str(path)
+    assert registry.origin[("vehicle_types", "tram")] == info.name
+    # The shipped components are still there.
+    assert {"simple_loco", "freight_car"} <= set(registry.vehicle_types)
+
+
+def test_plugin_dir_skips_private_and_non_python_files(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    write_plugin(d, "_helper.py", "hidden_one")
+    write_plugin(d, "notes.txt", "hidden_two")
+    (d / "empty_folder").mkdir()
+    registry = load_registry([d])
+    assert "hidden_one" not in registry.vehicle_types
+    assert "hidden_two" not in registry.vehicle_types
+
+
+def test_package_folder_plugin_with_relative_import_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "plugins" / "metro"
+    pkg.mkdir(parents=True)
+    source = plugin_source("metro_car")
+    model, hook = source.split("@rrscore.hookimpl")
+    (pkg / "model.py").write_text(model)
+    (pkg / "__init__.py").write_text("import rrscore\n\nfrom .model import MetroCar\n\n\n"
+                                     "@rrscore.hookimpl" + hook)
+    registry = load_registry([tmp_path / "plugins"])
+    assert registry.vehicle_types["metro_car"].__name__ == "MetroCar"
+    info = next(p for p in registry.plugins if p.provides.get("vehicle_types") == ["metro_car"])
+    assert info.source == str(pkg)
+
+
+def test_plugin_dir_from_environment_variable(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    write_plugin(tmp_path / "a", "tram.py", "tram")
+    write_plugin(tmp_path / "b", "bus.py", "rail_bus")
+    monkeypatch.setenv(PATH_ENV, os.pathsep.join([str(tmp_path / "a"), str(tmp_path / "b")]))
+    registry = load_registry()
+    assert {"tram", "rail_bus"} <= set(registry.vehicle_types)
+
+
+def test_cli_plugins_option_lists_dir_plugin_with_its_file_path(tmp_path: Path) -> None:
+    path = write_plugin(tmp_path / "plugins", "tram.py", "tram")
+    proc = rrs("plugins", "--plugins", tmp_path / "plugins")
+    assert proc.returncode == 0, proc.stderr
+    assert f"({path})" in proc.stdout
+    assert "vehicle type tram: test vehicle tram" in proc.stdout
+    assert "vehicle type simple_loco" in proc.stdout
+
+    data = json.loads(rrs("plugins", "--json", "--plugins", tmp_path / "plugins").stdout)
+    tram = next(p for p in data if p["provides"].get("vehicle_types") == ["tram"])
+    assert tram["source"] == str(path)
+
+
+def test_scenario_plugin_dirs_relative_to_scenario_file(tmp_path: Path) -> None:
+    write_plugin(tmp_path / "my_plugins", "tram.py", "tram")
+    write_vehicle(tmp_path / "tram.toml", "tram")
+    scenario = write_scenario(tmp_path / "sc.toml", loco_and_cars('"tram.toml"', 1),
+                              extra='plugin_dirs = ["my_plugins"]\n', max_time="1 s")
+    sc = load_scenario(scenario)
+    assert sc.config["plugin_dirs"] == [str((tmp_path / "my_plugins").resolve())]
+    assert [b.model.type_name for b in sc.train.batches] == ["simple_loco", "tram"]
+    # The resolved form runs again from anywhere: the plugin dir is absolute there.
+    sc.write_resolved(tmp_path / "elsewhere.toml")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "elsewhere.toml").rename(tmp_path / "sub" / "resolved.toml")
+    again = load_scenario(tmp_path / "sub" / "resolved.toml")
+    assert again.resolved() == sc.resolved()
+    result = Drive(again).run()
+    assert result.summary["stop_reason"] == "max_time"
+    assert result.summary["distance_m"] > 0
+
+
+def test_cli_validate_and_drive_find_scenario_plugin_dirs(tmp_path: Path) -> None:
+    write_plugin(tmp_path / "my_plugins", "tram.py", "tram")
+    scenario = write_scenario(
+        tmp_path / "sc.toml",
+        "[[scenario.train.vehicles]]\nconfig = { vehicle = { type = \"tram\", "
+        'empty_mass = "20 t", length = "15 m", num_axis = 2 } }\n',
+        extra='plugin_dirs = ["my_plugins"]\n', max_time="1 s")
+    proc = rrs("validate", scenario)
+    assert proc.returncode == 0, proc.stderr
+    assert "ok, scenario 'plugin test': 1 vehicles, 20 t" in proc.stdout
+    proc = rrs("drive", scenario, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    # 20 kN on 20 t, less the starting resistance, for one second.
+    assert 0 < summary["final_speed_mps"] < 1.0
+
+
+def test_same_plugin_dir_named_twice_is_loaded_once(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scenario's plugin dir also given on the command line or in RRS_PLUGIN_PATH,
+    spelled differently (relative, trailing '/..'), is the same plugin, not a clash."""
+    d = tmp_path / "plugins"
+    write_plugin(d, "tram.py", "tram")
+    monkeypatch.chdir(tmp_path)
+    (d / "sub").mkdir()
+    registry = load_registry([d, "plugins", d / "sub" / ".."])
+    assert "tram" in registry.vehicle_types
+    assert sum("tram" in p.provides.get("vehicle_types", []) for p in registry.plugins) == 1
+
+    monkeypatch.setenv(PATH_ENV, "plugins")
+    write_vehicle(tmp_path / "tram.toml", "tram")
+    scenario = write_scenario(tmp_path / "sc.toml", loco_and_cars('"tram.toml"', 1),
+                              extra=f"plugin_dirs = [{toml_path(d)}]\n")
+    sc = load_scenario(scenario, plugin_dirs=["./plugins"])
+    assert sc.train.batches[1].model.type_name == "tram"
+
+
+# ------------------------------------------------------ plugins that are broken
+
+
+def test_two_plugins_providing_same_type_name_is_an_error_naming_both(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    write_plugin(d, "alpha.py", "tram")
+    write_plugin(d, "beta.py", "tram")
+    with pytest.raises(PluginError) as info:
+        load_registry([d])
+    message = str(info.value)
+    assert "alpha@" in message
+    assert "beta@" in message
+    assert "'tram'" in message
+
+
+def test_dir_plugin_clashing_with_shipped_type_is_an_error(tmp_path: Path) -> None:
+    write_plugin(tmp_path / "plugins", "my_loco.py", "simple_loco")
+    with pytest.raises(PluginError) as info:
+        load_registry([tmp_path / "plugins"])
+    message = str(info.value)
+    assert "'simple_loco'" in message
+    assert "my_loco@" in message
+
+
+def test_plugin_file_that_fails_to_import_names_the_file(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    d.mkdir()
+    (d / "broken.py").write_text("import rrscore\nraise RuntimeError('no such motor')\n")
+    with pytest.raises(PluginError) as info:
+        load_registry([d])
+    message = str(info.value)
+    assert str(d / "broken.py") in message
+    assert "import failed" in message
+    assert "RuntimeError: no such motor" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_plugin_file_with_syntax_error_names_the_file(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    d.mkdir()
+    (d / "typo.py").write_text("def rrs_vehicle_types(:\n")
+    with pytest.raises(PluginError, match=r"typo\.py: import failed: SyntaxError"):
+        load_registry([d])
+
+
+def test_cli_reports_plugin_import_failure_without_traceback(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    d.mkdir()
+    (d / "broken.py").write_text("raise ImportError('needs libfoo')\n")
+    proc = rrs("plugins", "--plugins", d)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert f"plugin {d / 'broken.py'}: import failed: ImportError: needs libfoo" in proc.stderr
+
+
+def test_hook_returning_non_vehicle_class_is_an_error(tmp_path: Path) -> None:
+    d = tmp_path / "plugins"
+    d.mkdir()
+    (d / "odd.py").write_text("import rrscore\n\n\n@rrscore.hookimpl\n"
+                              "def rrs_vehicle_types():\n    return [dict]\n")
+    with pytest.raises(PluginError, match="odd@.*not a subclass of rrscore.VehicleModel"):
+        load_registry([d])
+
+
+# ------------------------------------------------------- failures during a drive
+
+
+def failing_scenario(tmp_path: Path, failure: str) -> Path:
+    """Loco + three cars of a plugin type that fails at t = 1 s; the cars' config is a file."""
+    write_plugin(tmp_path / "plugins", "flaky.py", "flaky_car", FAILURES[failure])
+    write_vehicle(tmp_path / "flaky_car.toml", "flaky_car")
+    return write_scenario(tmp_path / "flaky_scenario.toml", loco_and_cars('"flaky_car.toml"'),
+                          extra='plugin_dirs = ["plugins"]\n')
+
+
+def read_timeseries(path: Path) -> tuple[list[str], list[list[float]]]:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    return rows[0], [[float(v) for v in row] for row in rows[1:]]
+
+
+def test_plugin_exception_in_step_is_plugin_error_naming_type_vehicles_source_time(
+        tmp_path: Path) -> None:
+    sc = load_scenario(failing_scenario(tmp_path, "value_error"))
+    with pytest.raises(PluginError) as info:
+        Drive(sc).run()
+    message = str(info.value)
+    assert "vehicle plugin 'flaky_car'" in message
+    assert "flaky@" in message  # the plugin that provides the type
+    assert "ValueError: wheel fell off" in message
+    assert "vehicles 1-3" in message
+    assert "flaky_car.toml" in message  # the vehicle config the vehicles come from
+    assert "t = 1.000 s" in message
+    assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_plugin_error_keeps_timeseries_and_writes_summary_with_error(tmp_path: Path) -> None:
+    sc = load_scenario(failing_scenario(tmp_path, "value_error"))
+    out = tmp_path / "out"
+    with pytest.raises(PluginError) as info:
+        Drive(sc).run(out)
+    header, rows = read_timeseries(out / "timeseries.csv")
+    assert header[0] == "time_s"
+    times = [row[0] for row in rows]
+    assert times == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop_reason"] == "error"
+    assert summary["error"] == str(info.value)
+    assert summary["sim_time_s"] == pytest.approx(1.0)
+    assert (out / "scenario.resolved.toml").is_file()
+    assert (out / "speed.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_drive_with_failing_plugin_exits_2_and_keeps_outputs(tmp_path: Path) -> None:
+    scenario = failing_scenario(tmp_path, "value_error")
+    proc = rrs("drive", scenario, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "vehicle plugin 'flaky_car'" in proc.stderr
+    assert "t = 1.000 s" in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "error"
+    _, rows = read_timeseries(tmp_path / "out" / "timeseries.csv")
+    assert len(rows) == 5
+
+
+def test_keyboard_interrupt_in_plugin_is_reraised_and_results_are_kept(tmp_path: Path) -> None:
+    sc = load_scenario(failing_scenario(tmp_path, "keyboard_interrupt"))
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        Drive(sc).run(out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop_reason"] == "interrupted"
+    assert "error" not in summary
+    assert summary["sim_time_s"] == pytest.approx(1.0)
+    _, rows = read_timeseries(out / "timeseries.csv")
+    assert len(rows) == 5
+    assert rows[-1][0] == pytest.approx(1.0)
+
+
+def test_cli_drive_interrupted_exits_130_and_says_results_were_kept(tmp_path: Path) -> None:
+    scenario = failing_scenario(tmp_path, "keyboard_interrupt")
+    proc = rrs("drive", scenario, "--out", tmp_path / "out")
+    assert proc.returncode == 130
+    assert "Traceback" not in proc.stderr
+    assert "interrupted; results so far were kept" in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "interrupted"
+
+
+def test_plugin_setting_nan_force_is_plugin_error(tmp_path: Path) -> None:
+    sc = load_scenario(failing_scenario(tmp_path, "nan"))
+    out = tmp_path / "out"
+    with pytest.raises(PluginError) as info:
+        Drive(sc).run(out)
+    message = str(info.value)
+    assert "vehicle plugin 'flaky_car'" in message
+    assert "non-finite Q_a or Q_r" in message
+    assert "vehicles 1-3" in message
+    assert "flaky_car.toml" in message
+    assert "t = 1.000 s" in message
+    assert json.loads((out / "summary.json").read_text())["stop_reason"] == "error"
