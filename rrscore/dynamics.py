@@ -134,10 +134,19 @@ class TrainDynamics:
         self.resist_held = self.body_resist + np.bincount(veh, roll * self.axle_brake / r, n)
         self.slipping = np.flatnonzero(~roll)
         # Rolling axles with torque or brake: only they can be driven into slip.
-        self.loaded_axles = np.flatnonzero(
-            roll & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
+        k = np.flatnonzero(roll & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
+        self.loaded_axles = k
+        self._loaded_vehicle = tr.axle_vehicle[k]
+        self._loaded_cap = tr.axle_normal[k] * self.rail_factor[k]
         # Vehicles that friction can hold; only their v = 0 crossings are events.
         self.has_friction = (self.resist_held + tr.c0 + tr.start0) > 0.0
+        # Combinations the right-hand side would otherwise recompute at every stage.
+        self.resist_base = self.resist_held + tr.c0
+        self._inv_mass = 1.0 / self.mass_eff
+        self._inv_radius = 1.0 / tr.axle_radius
+        self._weight_kn = tr.weight * 1e-3
+        self._any_starting = bool((tr.start0 > 0).any())
+        self._inv_start_speed = 1.0 / tr.start_speed
 
     def set_inputs(self) -> None:
         """Gather ``Q_a``/``Q_r`` from every vehicle model (train frame) and refresh the sums."""
@@ -170,19 +179,14 @@ class TrainDynamics:
         """Signed force, resistance magnitude, coupler forces and slip data at state ``y``."""
         tr = self.train
         x, v = y[self.sx], y[self.sv]
-        grade = self.route.mean_grade(x, tr.half_length)
-        curve = self.route.mean_curve_specific(x, tr.half_length)
+        grade, curve = self.route.mean_grade_and_curve(x, tr.half_length)
         force = self.force_held - tr.weight * grade / np.sqrt(1.0 + grade * grade)
         speed = np.abs(v)
-        resist = (
-            self.resist_held
-            + tr.c0
-            + speed * (tr.c1 + tr.c2 * speed)
-            + tr.start0 * np.maximum(0.0, 1.0 - speed / tr.start_speed)
-            + curve * tr.weight * 1e-3
-        )
+        resist = self.resist_base + speed * (tr.c1 + tr.c2 * speed) + curve * self._weight_kn
+        if self._any_starting:
+            resist += tr.start0 * np.maximum(0.0, 1.0 - speed * self._inv_start_speed)
         if self.n > 1:
-            cf = tr.couplings.force(tr.couplings.deflection(x), v[:-1] - v[1:])
+            cf = tr.couplings.force(x[:-1] - x[1:] - tr.couplings.nominal, v[:-1] - v[1:])
             force[:-1] -= cf
             force[1:] += cf
         else:
@@ -204,19 +208,24 @@ class TrainDynamics:
         force, resist, cf, slip = self.forces(y)
         self.last_coupler_force = cf
         v = y[self.sv]
-        a = coulomb_net(force, resist, v) / self.mass_eff
+        if v.all():  # nothing stands still: plain Coulomb resistance, no stiction branch
+            a = (force - resist * np.sign(v)) * self._inv_mass
+        else:
+            a = coulomb_net(force, resist, v) * self._inv_mass
         dy = np.empty(self.size)
         dy[self.sx] = v
         dy[self.sv] = a
         omega = y[self.somega]
         dy[self.sphi] = omega
-        domega = a[tr.axle_vehicle] / tr.axle_radius
-        if slip is not None:
+        if slip is None:
+            dy[self.somega] = a[tr.axle_vehicle] * self._inv_radius
+        else:
+            domega = a[tr.axle_vehicle] * self._inv_radius
             k, rail = slip
             r = tr.axle_radius[k]
             drive = self.axle_torque[k] - rail * r
             domega[k] = coulomb_net(drive, self.axle_brake[k], omega[k]) / tr.axle_inertia[k]
-        dy[self.somega] = domega
+            dy[self.somega] = domega
         return dy
 
     # ----------------------------------------------------------------- events
@@ -277,9 +286,13 @@ class TrainDynamics:
             k = self.loaded_axles
             if not k.size:
                 return None
-            v = y[sv][tr.axle_vehicle[k]]
+            v = y[sv][self._loaded_vehicle]
+            if len(tr.adhesion_laws) == 1:
+                cap = tr.adhesion_laws[0](v) * self._loaded_cap
+            else:
+                cap = self.psi(v, k) * tr.axle_normal[k]
             g = np.ones(self.na)
-            g[k] = self.psi(v, k) * tr.axle_normal[k] - np.abs(self.required_rail_force(y, f, k))
+            g[k] = cap - np.abs(self.required_rail_force(y, f, k))
             return g
 
         def start_slip(t, y, idx):

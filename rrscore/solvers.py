@@ -110,7 +110,7 @@ class RK4(Solver):
 # Dormand–Prince 5(4) tableau (Dormand & Prince 1980).
 _DP_C = np.array([0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1, 1])
 _DP_A = [
-    [],
+    np.zeros(0),
     [1 / 5],
     [3 / 40, 9 / 40],
     [44 / 45, -56 / 15, 32 / 9],
@@ -118,6 +118,7 @@ _DP_A = [
     [9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656],
     [35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84],
 ]
+_DP_A = [np.array(row, dtype=float) for row in _DP_A]
 _DP_B = np.array([35 / 384, 0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0])
 _DP_E = _DP_B - np.array(
     [5179 / 57600, 0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 1 / 40]
@@ -144,7 +145,7 @@ class DormandPrince45(Solver):
             if last:
                 h = t_bound - t
             for i in range(1, 7):
-                ks[i] = self._eval(t + _DP_C[i] * h, y + h * (np.asarray(_DP_A[i]) @ ks[:i]))
+                ks[i] = self._eval(t + _DP_C[i] * h, y + h * (_DP_A[i] @ ks[:i]))
             y1 = y + h * (_DP_B[:6] @ ks[:6])
             ks[6] = self._eval(t + h, y1)
             scale = self.atol + self.rtol * np.maximum(np.abs(y), np.abs(y1))

@@ -208,7 +208,7 @@ def test_resolved_scenario_has_every_default_filled_in_as_si_floats() -> None:
     assert r["route"]["elements"][1]["grade"] == pytest.approx(0.006, rel=1e-15)
     assert r["stop"]["max_time"] == 2400.0
     # Defaults the file does not mention.
-    assert r["solver"]["rtol"] == 1e-7
+    assert r["solver"]["rtol"] == SCENARIO_SCHEMA["solver"].schema["rtol"].default
     assert r["solver"]["max_step"] == 0.5
     assert loco["params"]["brake_rate"] == 1.0
     assert r["output"]["plots"] is True
