@@ -40,7 +40,7 @@ class Param:
     ``unit`` set: a physical quantity, given as a number in that SI unit or as a
     string with a unit ("90 t"); stored as a float in ``unit``.
     ``kind`` otherwise: ``int``, ``str``, ``bool``, ``float`` (a plain number) or
-    ``list`` (of ``item`` values).
+    ``list`` (of ``item`` values, or of quantities in ``unit`` when both are set).
     """
 
     unit: str | None = None
@@ -164,6 +164,11 @@ def _found(value: Any) -> str:
 def check_value(value: Any, param: Param, ctx: Context) -> Any:
     """Check and normalise one leaf value."""
     expected = param.describe()
+    if param.kind is list and param.unit is not None:
+        if not isinstance(value, list):
+            raise ctx.error(f"found {_found(value)}, expected a list of {expected}")
+        item = Param(param.unit, min=param.min, max=param.max, exclusive_min=param.exclusive_min)
+        return [check_value(v, item, ctx.child(i)) for i, v in enumerate(value)]
     if param.unit is not None:
         try:
             out: Any = parse_quantity(value, param.unit)

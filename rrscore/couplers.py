@@ -78,13 +78,15 @@ class Couplings:
     """All couplings of a train: models, deflection geometry and coupled/broken state."""
 
     def __init__(self, models: list[tuple[CouplerModel, np.ndarray]], nominal: np.ndarray,
-                 break_force: np.ndarray, coupling_speed: np.ndarray) -> None:
+                 break_force: np.ndarray, coupling_speed: np.ndarray,
+                 coupled: np.ndarray | None = None) -> None:
         self.groups = models  # (model, coupling indices)
         self.count = len(nominal)
         self.nominal = nominal  # nominal centre distance, m
         self.break_force = np.where(break_force > 0, break_force, np.inf)
         self.coupling_speed = coupling_speed
-        self.coupled = np.ones(self.count, dtype=bool)
+        self.coupled = (np.ones(self.count, dtype=bool) if coupled is None
+                        else np.array(coupled, dtype=bool))
         # One model serving every coupling in order: skip the index gather.
         self._single = len(models) == 1 and np.array_equal(models[0][1], np.arange(self.count))
         kinks = [np.zeros((self.count, 0))]

@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from .adhesion import RAIL_CONDITIONS, rail_condition_factor
 from .config import Context, FreeTable, Param
+from .dynamics import TrainDynamics
 from .errors import plugin_call
 from .track import Route
 from .train import Train
@@ -18,9 +20,15 @@ ACTION_SCHEMA = {
     "at_position": Param("m", None, "when: the lead vehicle's front passes this position"),
     "at_point": Param(kind=str, default=None, doc="when: the lead vehicle's front passes a point"),
     "vehicle": Param(kind=int, default=0, doc="which vehicle (train index, 0 = lead)", min=0),
+    "all_vehicles": Param(kind=bool, default=False,
+                          doc="apply to every vehicle that has the key or control"),
     "press": Param(kind=str, default=None, doc="key to press (held until released)"),
     "release": Param(kind=str, default=None, doc="key to release"),
     "set": FreeTable("controls to set, {name = value}"),
+    "uncouple": Param(kind=int, default=None, doc="uncouple this coupling (0 = behind the lead)",
+                      min=0),
+    "rail_condition": Param(kind=str, default=None,
+                            doc="rail condition under the whole train from now on (dry, wet, ...)"),
 }
 
 
@@ -30,17 +38,23 @@ class Action:
 
     time: float | None
     position: float | None
-    vehicle: int
+    vehicles: list[int]
     press: str | None
     release: str | None
     controls: dict[str, float]
+    uncouple: int | None = None
+    rail_condition: str | None = None
     done: bool = False
 
     def describe(self) -> str:
         parts = [f"press {self.press}" if self.press else "",
                  f"release {self.release}" if self.release else "",
-                 " ".join(f"{k}={v:g}" for k, v in self.controls.items())]
-        return f"vehicle {self.vehicle}: " + ", ".join(p for p in parts if p)
+                 " ".join(f"{k}={v:g}" for k, v in self.controls.items()),
+                 f"uncouple {self.uncouple}" if self.uncouple is not None else "",
+                 f"rails {self.rail_condition}" if self.rail_condition else ""]
+        who = (f"vehicle {self.vehicles[0]}" if len(self.vehicles) == 1
+               else f"{len(self.vehicles)} vehicles")
+        return f"{who}: " + ", ".join(p for p in parts if p)
 
 
 def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
@@ -54,12 +68,33 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
         if len(triggers) != 1:
             raise c.error(f"found {triggers or 'no trigger'}, expected exactly one of "
                           "at_time, at_position, at_point")
-        if not (a.get("press") or a.get("release") or a["set"]):
-            raise c.error("nothing to do: expected press, release or set")
+        if not (a.get("press") or a.get("release") or a["set"] or a.get("uncouple") is not None
+                or a.get("rail_condition")):
+            raise c.error("nothing to do: expected press, release, set, uncouple or rail_condition")
+        if a.get("uncouple") is not None and a["uncouple"] >= train.count - 1:
+            raise c.child("uncouple").error(
+                f"found {a['uncouple']}, expected a coupling index below {train.count - 1}")
+        if a.get("rail_condition") is not None:
+            try:
+                rail_condition_factor(a["rail_condition"])
+            except (KeyError, ValueError):
+                raise c.child("rail_condition").error(
+                    f"found {a['rail_condition']!r}, expected one of "
+                    + ", ".join(RAIL_CONDITIONS)) from None
         if a["vehicle"] >= train.count:
             raise c.child("vehicle").error(
                 f"found {a['vehicle']}, expected a vehicle index below {train.count}")
-        model = train.batches[train.batch_of[a["vehicle"]]].model
+        keys = [k for k in (a.get("press"), a.get("release")) if k is not None]
+        if a["all_vehicles"]:
+            def fits(m, keys=keys, a=a):
+                return all(k in m.keys for k in keys) and all(n in m.controls for n in a["set"])
+            vehicles = [i for i in range(train.count)
+                        if fits(train.batches[train.batch_of[i]].model)]
+            if not vehicles:
+                raise c.error("no vehicle of the train has every key and control named here")
+        else:
+            vehicles = [a["vehicle"]]
+        model = train.batches[train.batch_of[vehicles[0]]].model
         for kind in ("press", "release"):
             key = a.get(kind)
             if key is not None and key not in model.keys:
@@ -82,17 +117,18 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                     f"found {a['at_point']!r}, expected a point of the route: "
                     + (", ".join(route.points) or "(the route has none)"))
             position = route.points[a["at_point"]]
-        out.append(Action(a.get("at_time"), position, a["vehicle"], a.get("press"),
-                          a.get("release"), controls))
+        out.append(Action(a.get("at_time"), position, vehicles, a.get("press"),
+                          a.get("release"), controls, a.get("uncouple"), a.get("rail_condition")))
     return out
 
 
 class DriverProgram:
     """Applies due actions to the train's vehicle models."""
 
-    def __init__(self, actions: list[Action], train: Train) -> None:
+    def __init__(self, actions: list[Action], train: Train, dynamics: TrainDynamics) -> None:
         self.actions = actions
         self.train = train
+        self.dynamics = dynamics
         self.log: list[tuple[float, str]] = []
 
     def apply_due(self, t: float, lead_front: float) -> None:
@@ -106,17 +142,23 @@ class DriverProgram:
                 continue
             a.done = True
             tr = self.train
-            batch = tr.batches[tr.batch_of[a.vehicle]]
-            model = batch.model
-            rows = np.array([tr.row_of[a.vehicle]])
-            with plugin_call(batch.describe("on_key"), t):
-                if a.release:
-                    model.press(a.release, rows, False)
-                if a.press:
-                    model.press(a.press, rows, True)
-            with plugin_call(batch.describe("set_control"), t):
-                for name, value in a.controls.items():
-                    model.set_control(name, rows, value)
+            vehicles = np.array(a.vehicles)
+            for b in np.unique(tr.batch_of[vehicles]):
+                batch = tr.batches[b]
+                model = batch.model
+                rows = tr.row_of[vehicles[tr.batch_of[vehicles] == b]]
+                with plugin_call(batch.describe("on_key"), t):
+                    if a.release:
+                        model.press(a.release, rows, False)
+                    if a.press:
+                        model.press(a.press, rows, True)
+                with plugin_call(batch.describe("set_control"), t):
+                    for name, value in a.controls.items():
+                        model.set_control(name, rows, value)
+            if a.uncouple is not None:
+                tr.couplings.coupled[a.uncouple] = False
+            if a.rail_condition is not None:
+                self.dynamics.set_rail_condition(rail_condition_factor(a.rail_condition))
             self.log.append((t, a.describe()))
 
     @property

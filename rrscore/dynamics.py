@@ -5,7 +5,7 @@ State vector ``y`` (``n`` vehicles, ``A`` axles in total)::
     y = [x (n) | v (n) | phi (A) | omega (A)]
 
 Body: ``M_i a_i = F_i - R_i sign(v_i)`` where ``F`` collects the signed forces
-(drive, grade, couplers, slipping wheels) and ``R >= 0`` the resistive ones
+(drive, grade, air drag with wind, couplers, slipping wheels) and ``R >= 0`` the resistive ones
 (running, starting and curve resistance, brakes on rolling axles, ``Q_r[0]``).
 Resistive forces are Coulomb-like: at ``v = 0`` exactly they hold the vehicle
 while ``|F| <= R`` and only the excess moves it, so they never reverse motion.
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import adhesion
+from . import adhesion, resistance
 from .track import Route
 from .train import Train
 
@@ -97,29 +97,34 @@ class TrainDynamics:
         self.body_force = np.zeros(n)
         self.body_resist = np.zeros(n)
         self.rolling = np.ones(na, dtype=bool)
-        self.rail_factor = train.rail_factor.copy()
+        self.rail_condition = train.rail_factor.copy()  # from configs and the driver program
+        self.rail_factor = self.rail_condition.copy()  # times the vehicles' adhesion_factor
         self.wind = 0.0
+        self.air_density = resistance.AIR_DENSITY  # kg/m^3; both set from the scenario
         self.last_coupler_force = np.zeros(max(n - 1, 0))
         self.slip_events = 0
+        self.log: list[tuple[float, str, int, str]] = []  # (t, event, index, detail)
         self.events = self._event_blocks()
         self.refresh()
 
     # ------------------------------------------------------------------ state
-    def initial_state(self, lead_position: float, speed: float,
-                      slack: str = "neutral") -> np.ndarray:
-        """State with the lead vehicle's centre at ``lead_position``, all at ``speed``.
+    def initial_state(self, lead_position: float, speed: float | np.ndarray,
+                      slack: str = "neutral", gaps: np.ndarray | None = None) -> np.ndarray:
+        """State with the lead vehicle's centre at ``lead_position``, all at ``speed``
+        (a number, or one per vehicle).
 
         ``slack``: 'neutral' (couplers at nominal length), 'bunched' (every
-        coupler at the compressed end of its slack) or 'stretched'.
+        coupler at the compressed end of its slack) or 'stretched'. ``gaps``
+        adds distance per coupling (cars standing apart).
         """
         tr = self.train
         lo, hi = tr.couplings.free_range()
         d = {"neutral": np.clip(0.0, lo, hi), "bunched": lo, "stretched": hi}[slack]
-        gaps = tr.couplings.nominal + d
+        spacing = tr.couplings.nominal + d + (0.0 if gaps is None else np.asarray(gaps))
         y = np.zeros(self.size)
-        y[self.sx] = lead_position - np.concatenate([[0.0], np.cumsum(gaps)])
+        y[self.sx] = lead_position - np.concatenate([[0.0], np.cumsum(spacing)])
         y[self.sv] = speed
-        y[self.somega] = speed / tr.axle_radius
+        y[self.somega] = y[self.sv][tr.axle_vehicle] / tr.axle_radius
         return y
 
     def refresh(self) -> None:
@@ -147,6 +152,14 @@ class TrainDynamics:
         self._weight_kn = tr.weight * 1e-3
         self._any_starting = bool((tr.start0 > 0).any())
         self._inv_start_speed = 1.0 / tr.start_speed
+        # Optional resistance terms; each flag keeps forces() at its old cost when unused.
+        self._use_area = bool(tr.curve_area.any())
+        if self._use_area:
+            self.route.check_area_curves()  # AREA is undefined for R < 15.24 m
+        self._use_tunnel = self.route.has_tunnel and bool((tr.tunnel_factor != 1.0).any())
+        self._extra_lookup = self._use_area or self._use_tunnel
+        self._tunnel_excess = tr.tunnel_factor - 1.0
+        self._use_air = bool(tr.cd_a.any())
 
     def set_inputs(self) -> None:
         """Gather ``Q_a``/``Q_r`` from every vehicle model (train frame) and refresh the sums."""
@@ -157,7 +170,13 @@ class TrainDynamics:
             self.body_resist[m.index] = np.abs(m.Q_r[:, 0])
             self.axle_torque[b.axles] = m.Q_a[:, 1:] * sign[:, None]
             self.axle_brake[b.axles] = np.abs(m.Q_r[:, 1:])
+            self.rail_factor[b.axles] = self.rail_condition[b.axles] * m.adhesion_factor
         self.refresh()
+
+    def set_rail_condition(self, factor: float) -> None:
+        """Rail condition factor under the whole train from now on (wet rails, leaves, ...)."""
+        self.rail_condition[:] = factor
+        self.set_inputs()
 
     def psi(self, v_axle: np.ndarray, axles: np.ndarray | None = None) -> np.ndarray:
         """Adhesion coefficient times rail factor at axle speeds ``v_axle``, for all axles
@@ -182,7 +201,23 @@ class TrainDynamics:
         grade, curve = self.route.mean_grade_and_curve(x, tr.half_length)
         force = self.force_held - tr.weight * grade / np.sqrt(1.0 + grade * grade)
         speed = np.abs(v)
-        resist = self.resist_base + speed * (tr.c1 + tr.c2 * speed) + curve * self._weight_kn
+        c2 = tr.c2
+        if self._extra_lookup:  # AREA curves and/or tunnels: one more (complex) interpolation
+            area, tunnel = self.route.mean_area_and_tunnel(x, tr.half_length)
+            if self._use_area:
+                curve = np.where(tr.curve_area, area, curve)
+            if self._use_tunnel:
+                # Only the aerodynamic part grows in a tunnel, in proportion to the share
+                # of the vehicle's length inside it.
+                aero = 1.0 + self._tunnel_excess * tunnel
+                c2 = c2 * aero
+        resist = self.resist_base + speed * (tr.c1 + c2 * speed) + curve * self._weight_kn
+        if self._use_air:
+            # Signed, unlike the running resistance: relative to the air, so a tailwind
+            # faster than the train pushes it, and wind acts on a standing vehicle too.
+            rel = v - self.wind
+            drag = (0.5 * self.air_density) * tr.cd_a * rel * np.abs(rel)
+            force -= drag * aero if self._use_tunnel else drag
         if self._any_starting:
             resist += tr.start0 * np.maximum(0.0, 1.0 - speed * self._inv_start_speed)
         if self.n > 1:
@@ -229,6 +264,15 @@ class TrainDynamics:
         return dy
 
     # ----------------------------------------------------------------- events
+    def crosses_jump(self, y0: np.ndarray, y1: np.ndarray) -> bool:
+        """Does a step from ``y0`` to ``y1`` carry a held vehicle or a slipping wheel through
+        zero speed, where friction reverses and the right-hand side jumps?"""
+        v0, v1 = y0[self.sv], y1[self.sv]
+        if ((v0 * v1 < 0) & self.has_friction).any():
+            return True
+        k = self.slipping
+        return bool(k.size and (y0[self.somega][k] * y1[self.somega][k] < 0).any())
+
     def required_rail_force(self, y: np.ndarray, f: np.ndarray,
                             axles: np.ndarray | None = None) -> np.ndarray:
         """Tangential rail force rolling axles must transmit, from their torques and inertia
@@ -278,6 +322,8 @@ class TrainDynamics:
             return g
 
         def stop_wheel(t, y, idx):
+            for k in idx:
+                self.log.append((t, "wheel locked", int(k), ""))
             y = y.copy()
             y[som][idx] = 0.0
             return y
@@ -302,6 +348,8 @@ class TrainDynamics:
             y[som][idx] = (v + tr.creep_slip[idx] * np.sign(need)) / tr.axle_radius[idx]
             self.rolling[idx] = False
             self.slip_events += len(idx)
+            for k, n in zip(idx, need, strict=True):
+                self.log.append((t, "slip" if n > 0 else "slide", int(k), f"{n:.0f} N demanded"))
             self.refresh()
             return y
 
@@ -318,6 +366,8 @@ class TrainDynamics:
             y = y.copy()
             y[som][idx] = y[sv][tr.axle_vehicle[idx]] / tr.axle_radius[idx]
             self.rolling[idx] = True
+            for k in idx:
+                self.log.append((t, "re-adhesion", int(k), ""))
             self.refresh()
             return y
 
@@ -338,4 +388,47 @@ class TrainDynamics:
         ]
         if self.n > 1:
             blocks.append(EventBlock("slack edge", slack_edges, 0, smooth=True))
+            blocks += self._coupling_events()
         return blocks
+
+    def _coupling_events(self) -> list[EventBlock]:
+        """Couplers that break above their limit and couple on contact when slow enough."""
+        cp = self.train.couplings
+        sv = self.sv
+        breakable = np.isfinite(cp.break_force)
+
+        def break_margin(t, y, f):
+            if not (breakable & cp.coupled).any():
+                return None
+            x, v = y[self.sx], y[sv]
+            force = cp.force(cp.deflection(x), v[:-1] - v[1:])
+            return np.where(breakable & cp.coupled, cp.break_force - force, 1.0)
+
+        def break_coupler(t, y, idx):
+            x, v = y[self.sx], y[sv]
+            force = cp.force(cp.deflection(x), v[:-1] - v[1:])
+            cp.coupled[idx] = False
+            for j in idx:
+                self.log.append((t, "coupler break", int(j), f"{force[j]:.0f} N"))
+            return y
+
+        lo, _ = cp.free_range()
+
+        def contact_gap(t, y, f):
+            if cp.all_coupled:
+                return None
+            return np.where(cp.coupled, 1.0, cp.deflection(y[self.sx]) - lo)
+
+        def contact(t, y, idx):
+            v = y[sv]
+            closing = v[idx + 1] - v[idx]
+            for j, c in zip(idx, closing, strict=True):
+                joins = c <= cp.coupling_speed[j]
+                cp.coupled[j] = cp.coupled[j] or joins
+                self.log.append((t, "coupled" if joins else "impact", int(j), f"{c:.3f} m/s"))
+            return y
+
+        return [
+            EventBlock("coupler break", break_margin, -1, break_coupler),
+            EventBlock("contact", contact_gap, -1, contact, smooth=True),
+        ]

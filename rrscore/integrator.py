@@ -44,6 +44,7 @@ class Integrator:
         self.dyn = dyn
         self.on_step = on_step
         self.event_counts: dict[str, int] = {b.name: 0 for b in dyn.events}
+        solver.crossing = dyn.crosses_jump
 
     def _derivative(self) -> np.ndarray:
         s = self.solver
@@ -104,9 +105,13 @@ class Integrator:
                 # to the step start is taken as the step's own
                 s.t, s.y, s.f = t0, y0, f0
                 self._step_to(t_star)
-                g = dyn.events[b].values(s.t, s.y, s.f)
-                if g is not None and not _crossed(dyn.events[b], g_old[b][j:j + 1], g[j:j + 1])[0]:
-                    located = (b, j)
+                blk = dyn.events[b]
+                g = blk.values(s.t, s.y, s.f)
+                if g is not None and not _crossed(blk, g_old[b][j:j + 1], g[j:j + 1])[0]:
+                    if blk.action is None:
+                        located = (b, j)  # a bare kink: let the next step take it
+                    else:
+                        forced = True  # on the surface within tolerance: act now
             f_now = self._derivative()
             if self.on_step:
                 self.on_step(s.t, s.y)

@@ -33,3 +33,27 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def force_envelope_plot(couplings: list[dict], path: str | Path, title: str = "") -> None:
+    """Largest tension and compression of every coupling along the train, written to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    j = [c["coupling"] for c in couplings]
+    fig, ax = plt.subplots(figsize=(9, 4.5), dpi=110)
+    ax.plot(j, [c["max_tension_N"] / 1e3 for c in couplings], color="tab:red",
+            marker=".", label="max tension")
+    ax.plot(j, [-c["max_compression_N"] / 1e3 for c in couplings], color="tab:blue",
+            marker=".", label="max compression")
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_xlabel("coupling (0 = behind the lead vehicle)")
+    ax.set_ylabel("coupler force (kN), tension +")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or "in-train force envelope")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

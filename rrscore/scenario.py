@@ -40,6 +40,15 @@ SCENARIO_SCHEMA = {
         "speed": Param("m/s", 0.0, "initial speed of every vehicle"),
         "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
                        doc="initial coupler slack"),
+        "speeds": Param("m/s", None, "initial speed per vehicle, overriding speed", kind=list),
+        "gaps": Param("m", None, "extra distance per coupling at the start, beyond the slack",
+                      kind=list),
+    }),
+    "environment": Section({
+        "wind": Param("m/s", 0.0, "wind speed along the track, + blowing towards +x (a tailwind "
+                      "for the train); acts through vehicle.resistance.air_cd_a"),
+        "air_density": Param("kg/m^3", 1.225, "air density for the air_cd_a force (ISA sea "
+                             "level by default)", min=0.0, exclusive_min=True),
     }),
     "solver": Section({
         "method": Param(kind=str, default="rk45", doc="solver name (see `rrs plugins`)"),
@@ -76,14 +85,16 @@ SCENARIO_SCHEMA = {
         "couplings": Param(kind=list, item=int, default=[], doc="couplings to record"),
         "coupling_signals": Param(kind=list, item=str, default=["force_N"],
                                   doc="signals per recorded coupling"),
-        "plots": Param(kind=bool, default=True, doc="write speed.png"),
+        "coupler_forces": Param(kind=bool, default=True,
+                                doc="write every coupling's force to coupler_forces.csv"),
+        "plots": Param(kind=bool, default=True, doc="write speed.png and force_envelope.png"),
     }),
 }
 """The ``[scenario]`` table."""
 
 VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
                    "max_slip_mps")
-COUPLING_SIGNALS = ("force_N", "deflection_m")
+COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
 @dataclass
@@ -151,6 +162,11 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                 + (", ".join(route.points) or "(none)"))
         stop_position = route.points[stop["at_point"]]
 
+    for key, want in (("speeds", train.count), ("gaps", train.count - 1)):
+        if start[key] is not None and len(start[key]) != want:
+            raise ctx.child("start").child(key).error(
+                f"found {len(start[key])} values, expected {want} (one per "
+                f"{'vehicle' if key == 'speeds' else 'coupling'})")
     out = ctx.child("output")
     _check_names(cfg["output"]["vehicles"], None, train.count, out.child("vehicles"), "vehicle")
     _check_names(cfg["output"]["couplings"], None, train.count - 1, out.child("couplings"),

@@ -12,6 +12,7 @@ end, also when the drive is interrupted or a plugin fails.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import time
@@ -26,8 +27,8 @@ from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import PluginError, RrsError, plugin_call
 from .integrator import Integrator
-from .plots import speed_plot
-from .recorder import Recorder
+from .plots import force_envelope_plot, speed_plot
+from .recorder import CouplingMonitor, Recorder
 from .scenario import Scenario, load_scenario
 
 Progress = Callable[[float, float, float], None]
@@ -52,8 +53,11 @@ class Drive:
         cfg = scenario.config
         self.train = tr = scenario.train
         self.dyn = dyn = TrainDynamics(tr, scenario.route)
-        y0 = dyn.initial_state(scenario.start_position, cfg["start"]["speed"],
-                               cfg["start"]["slack"])
+        dyn.wind = cfg["environment"]["wind"]
+        dyn.air_density = cfg["environment"]["air_density"]
+        start = cfg["start"]
+        speed = start["speed"] if start["speeds"] is None else np.array(start["speeds"])
+        y0 = dyn.initial_state(scenario.start_position, speed, start["slack"], start["gaps"])
         sol = cfg["solver"]
         atol = np.empty(dyn.size)
         rtol = np.zeros(dyn.size)
@@ -71,10 +75,9 @@ class Drive:
             b.model.control_step for b in tr.batches if b.model.control_step
         ]
         self.control_step = min(steps)
-        self.driver = DriverProgram(scenario.actions, tr)
+        self.driver = DriverProgram(scenario.actions, tr, dyn)
         self.columns = self._columns()
-        self.max_tension = (0.0, -1, 0.0)  # force, coupling, time
-        self.max_compression = (0.0, -1, 0.0)
+        self.monitor = CouplingMonitor(tr.count - 1)
         self.max_speed = abs(float(y0[dyn.sv][0]))
         self.moved = False
 
@@ -113,21 +116,21 @@ class Drive:
         if out["couplings"]:
             d = tr.couplings.deflection(x)
             force = tr.couplings.force(d, v[:-1] - v[1:])
+            signals = {"force_N": force, "deflection_m": d,
+                       "coupled": tr.couplings.coupled.astype(float),
+                       "energy_J": self.monitor.work}
             for j in out["couplings"]:
                 for s in out["coupling_signals"]:
-                    row.append(float(force[j] if s == "force_N" else d[j]))
+                    row.append(float(signals[s][j]))
         return row
 
     def _on_step(self, t: float, y: np.ndarray) -> None:
-        cf = self.dyn.last_coupler_force
-        if cf.size:
-            j = int(cf.argmax())
-            if cf[j] > self.max_tension[0]:
-                self.max_tension = (float(cf[j]), j, t)
-            j = int(cf.argmin())
-            if -cf[j] > self.max_compression[0]:
-                self.max_compression = (float(-cf[j]), j, t)
-        self.max_speed = max(self.max_speed, abs(float(y[self.dyn.sv][0])))
+        dyn, tr = self.dyn, self.train
+        if tr.count > 1:
+            x = y[dyn.sx]
+            self.monitor.update(t, x[:-1] - tr.half_length[:-1], tr.couplings.deflection(x),
+                                dyn.last_coupler_force)
+        self.max_speed = max(self.max_speed, abs(float(y[dyn.sv][0])))
 
     # -------------------------------------------------------------------- loop
     def _stop_reason(self, t: float, y: np.ndarray, x0: float) -> str | None:
@@ -175,7 +178,11 @@ class Drive:
             out_dir.mkdir(parents=True, exist_ok=True)
             sc.write_resolved(out_dir / "scenario.resolved.toml")
         rec = Recorder(self.columns, out_dir / "timeseries.csv" if out_dir else None)
-        s, dyn = self.solver, self.dyn
+        s, dyn, tr = self.solver, self.dyn, self.train
+        forces_rec = None
+        if sc.config["output"]["coupler_forces"] and tr.count > 1:
+            forces_rec = Recorder(["time_s"] + [f"c{j}_force_N" for j in range(tr.count - 1)],
+                                  out_dir / "coupler_forces.csv" if out_dir else None)
         x0 = float(s.y[dyn.sx][0])
         sample = sc.config["output"]["sample_interval"]
         max_time = sc.config["stop"]["max_time"]
@@ -184,11 +191,17 @@ class Drive:
         error: BaseException | None = None
         wall0 = time.perf_counter()
         try:
+            n_control = 0  # control times are n * control_step: no drift from summing
+            next_control = 0.0
             while True:
                 t, y = s.t, s.y
                 if t >= next_sample - 1e-9:
                     f = s.f if s.f is not None else dyn.rhs(t, y)
                     rec.record(self._row(t, y, f))
+                    if forces_rec is not None:
+                        x, v = y[dyn.sx], y[dyn.sv]
+                        forces_rec.record([t, *tr.couplings.force(tr.couplings.deflection(x),
+                                                                  v[:-1] - v[1:])])
                     next_sample = sample * (math.floor(t / sample + 1e-9) + 1)
                 stop = self._stop_reason(t, y, x0)
                 if stop:
@@ -196,38 +209,79 @@ class Drive:
                     if rec.rows and rec.rows[-1][0] != t:
                         rec.record(self._row(t, y, s.f if s.f is not None else dyn.rhs(t, y)))
                     break
-                self.driver.apply_due(t, float(y[dyn.sx][0] + self.train.half_length[0]))
-                self._step_models(t, y)
-                self.integrator.restart(t, y)
-                self.integrator.advance(min(t + self.control_step, max_time))
-                if progress is not None:
-                    progress(s.t / max_time, s.t, float(s.y[dyn.sv][0]))
+                if t >= next_control - 1e-9:
+                    self.driver.apply_due(t, float(y[dyn.sx][0] + self.train.half_length[0]))
+                    self._step_models(t, y)
+                    self.integrator.restart(t, y)
+                    n_control += 1
+                    next_control = n_control * self.control_step
+                    if progress is not None:
+                        progress(t / max_time, t, float(y[dyn.sv][0]))
+                # samples between control times are integration stops, not restarts
+                self.integrator.advance(min(next_control, next_sample, max_time))
         except KeyboardInterrupt as exc:
             reason, error = "interrupted", exc
         except (RrsError, FloatingPointError) as exc:
             reason, error = "error", exc
         finally:
             rec.close()
+            if forces_rec is not None:
+                forces_rec.close()
         wall = time.perf_counter() - wall0
         summary = self._summary(x0, reason, wall, error)
         series = rec.series()
         if out_dir is not None:
             (out_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+            self._write_events(out_dir / "events.csv")
             if sc.config["output"]["plots"] and len(rec.rows) > 1:
                 speed_plot(series, out_dir / "speed.png", sc.config["name"])
+                if tr.count > 1:
+                    force_envelope_plot(summary["couplings"], out_dir / "force_envelope.png",
+                                        f"{sc.config['name']}: in-train force envelope")
         result = DriveResult(summary, series, out_dir)
+        if forces_rec is not None:
+            result.extra["coupler_forces"] = forces_rec.series()
+        result.extra["events"] = self.event_log()
         if error is not None:
             if isinstance(error, FloatingPointError):
                 raise RrsError(f"integration failed: {error}") from error
             raise error
         return result
 
+    def event_log(self) -> list[tuple[float, str, str, str]]:
+        """Physical events and driver actions in time order: (t, event, what, detail)."""
+        tr = self.train
+        rows = []
+        for t, kind, i, detail in self.dyn.log:
+            if kind in ("slip", "slide", "re-adhesion", "wheel locked"):
+                v = int(tr.axle_vehicle[i])
+                what = f"vehicle {v} axle {i - int(np.flatnonzero(tr.axle_vehicle == v)[0])}"
+            else:
+                what = f"coupling {i}"
+            rows.append((t, kind, what, detail))
+        rows += [(t, "driver", "", text) for t, text in self.driver.log]
+        return sorted(rows, key=lambda r: r[0])
+
+    def _write_events(self, path: Path) -> None:
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(["time_s", "event", "where", "detail"])
+            for t, kind, what, detail in self.event_log():
+                w.writerow([_fmt(t), kind, what, detail])
+
     def _summary(self, x0: float, reason: str, wall: float,
                  error: BaseException | None) -> dict[str, Any]:
         s, dyn, tr = self.solver, self.dyn, self.train
         y = s.y
         sim = s.t
-        tension, compression = self.max_tension, self.max_compression
+        mon = self.monitor
+        jt = int(mon.tension.argmax()) if mon.tension.size else -1
+        jc = int(mon.compression.argmax()) if mon.compression.size else -1
+        tension = (float(mon.tension[jt]), jt, float(mon.tension_time[jt])) if jt >= 0 \
+            else (0.0, -1, 0.0)
+        compression = (float(mon.compression[jc]), jc, float(mon.compression_time[jc])) \
+            if jc >= 0 else (0.0, -1, 0.0)
+        kinds = [e[1] for e in dyn.log]
         summary = {
             "scenario": self.scenario.config["name"],
             "sim_time_s": sim,
@@ -249,11 +303,21 @@ class Drive:
             "solver": self.scenario.config["solver"]["method"],
             "vehicles": tr.count,
             "train_mass_kg": tr.total_mass,
+            "slip_events": kinds.count("slip"),
+            "slide_events": kinds.count("slide"),
+            "coupler_breaks": kinds.count("coupler break"),
+            "couplings_made": kinds.count("coupled"),
+            "draft_gear_energy_J": float(mon.work.sum()),
             "stop_reason": reason,
+            "couplings": mon.summary(),
         }
         if error is not None and not isinstance(error, KeyboardInterrupt):
             summary["error"] = str(error)
         return summary
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6f}"
 
 
 def drive(scenario: Scenario | str | Path, out: str | Path | None = None,

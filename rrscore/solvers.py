@@ -45,6 +45,10 @@ class Solver:
         self.rtol = rtol
         self.atol = atol
         self.max_step = max_step
+        #: Optional ``crossing(y0, y1) -> bool``: does the step cross a surface where the
+        #: right-hand side jumps? An adaptive solver then returns the trial step as it is
+        #: (its error estimate means nothing there) and the caller locates the surface.
+        self.crossing: Callable[[np.ndarray, np.ndarray], bool] | None = None
         self.nfev = 0
         self.nsteps = 0
         self.nrejected = 0
@@ -154,6 +158,8 @@ class DormandPrince45(Solver):
                 factor = 5.0 if err == 0 else min(5.0, 0.9 * err ** -0.2)
                 if not last:
                     self.h = min(h * factor, self.max_step)
+                return (t_bound if last else t + h), y1, ks[6].copy()
+            if self.crossing is not None and self.crossing(y, y1):
                 return (t_bound if last else t + h), y1, ks[6].copy()
             self.nrejected += 1
             h *= max(0.2, 0.9 * err ** -0.2)

@@ -1,10 +1,11 @@
 """The route a train runs on: a 1-D profile of elements with grades, curves and speed limits.
 
 Positions are metres along the route from its start, increasing in the
-direction of travel. Grade and curvature act on each vehicle averaged over its
-length: the route keeps cumulative integrals of grade (that is, elevation) and
-of curve resistance, so the mean over ``[x - L/2, x + L/2]`` is a difference of
-two interpolations, exact for a piecewise-constant profile and cheap for whole
+direction of travel. Grade, curvature and tunnels act on each vehicle averaged
+over its length: the route keeps cumulative integrals of grade (that is,
+elevation), of curve resistance (700/R and AREA forms) and of a tunnel
+indicator, so the mean over ``[x - L/2, x + L/2]`` is a difference of two
+interpolations, exact for a piecewise-constant profile and cheap for whole
 arrays of vehicles.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import Param, TableList
+from .resistance import CHORD_HALF_M, curve_specific, curve_specific_area
 
 try:  # the C routines behind np.interp, without its argument checks (hot path)
     from numpy._core.multiarray import interp as _interp
@@ -46,13 +48,6 @@ ROUTE_SCHEMA = {
 #: Far enough beyond either end of the route that no train reaches it; the
 #: profile is extended there with the grade of the end element.
 _FAR = 1.0e7
-
-
-def curve_specific_russian(radius: np.ndarray) -> np.ndarray:
-    """Curve resistance 700/R in N/kN (R in metres); 0 on straight track (R = 0 or inf)."""
-    r = np.asarray(radius, dtype=float)
-    with np.errstate(divide="ignore"):
-        return np.where((r > 0) & np.isfinite(r), 700.0 / np.where(r > 0, r, 1.0), 0.0)
 
 
 @dataclass
@@ -99,13 +94,32 @@ class Route:
         bounds = np.concatenate([self.starts, [self.length]])
         self._knots = np.concatenate([[-_FAR], bounds, [self.length + _FAR]])
         rate_grade = np.concatenate([[self.grades[0]], self.grades, [self.grades[-1]]])
-        rate_curve = np.concatenate([[0.0], curve_specific_russian(self.radii), [0.0]])
+        rate_curve = np.concatenate([[0.0], curve_specific(self.radii), [0.0]])
         seg = np.diff(self._knots)
         self._elevation = np.concatenate([[0.0], np.cumsum(rate_grade * seg)])
         self._curve_cum = np.concatenate([[0.0], np.cumsum(rate_curve * seg)])
         self._elevation -= np.interp(0.0, self._knots, self._elevation)
         # Both integrals in one complex table: one interpolation serves grade and curve.
         self._both = self._elevation + 1j * self._curve_cum
+
+        # AREA curve resistance has no chord-definition degree below R = 15.24 m, and
+        # curve_specific_area raises there. A route is still valid for 700/R vehicles, so
+        # such elements get a placeholder 0 here and check_area_curves() refuses them for
+        # AREA vehicles (the dynamics checks in refresh(), never in the right-hand side).
+        r = np.abs(self.radii)
+        straight = (r == 0.0) | np.isinf(r)
+        self.area_undefined = np.flatnonzero(~straight & ~(r >= CHORD_HALF_M))
+        area = curve_specific_area(np.where(straight | (r >= CHORD_HALF_M), r, 0.0))
+        rate_area = np.concatenate([[0.0], area, [0.0]])
+        # Beyond the ends there is no tunnel: a train running off the route is in open air.
+        rate_tunnel = np.concatenate([[0.0], self.tunnels.astype(float), [0.0]])
+        self._area_cum = np.concatenate([[0.0], np.cumsum(rate_area * seg)])
+        self._tunnel_cum = np.concatenate([[0.0], np.cumsum(rate_tunnel * seg)])
+        # Same trick as _both: one complex interpolation serves AREA curves and tunnels,
+        # and the dynamics asks for it only when a vehicle needs either.
+        self._extra = self._area_cum + 1j * self._tunnel_cum
+        #: Any element in a tunnel; without one, tunnel factors never apply.
+        self.has_tunnel = bool(self.tunnels.any())
 
     def elevation(self, x: np.ndarray | float) -> np.ndarray:
         """Height of the track at ``x`` relative to the route start, m."""
@@ -129,6 +143,51 @@ class Route:
                              half_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`mean_grade` and :meth:`mean_curve_specific` together, at half the cost."""
         k, b = self._knots, self._both
+        mean = (_interp_complex(x + half_length, k, b) - _interp_complex(x - half_length, k, b)) / (
+            2.0 * half_length
+        )
+        return mean.real, mean.imag
+
+    def check_area_curves(self) -> None:
+        """Raise ValueError if a curve is too tight for the AREA formula (R < 15.24 m).
+
+        Call once before using :meth:`mean_area_and_tunnel` for AREA vehicles: on such
+        elements its curve part is a placeholder 0, not a resistance.
+        """
+        if self.area_undefined.size:
+            bad = ", ".join(f"{i} (R = {self.radii[i]:g} m)" for i in self.area_undefined[:5])
+            raise ValueError(
+                f"route {self.name!r}: element {bad} is too tight for AREA curve resistance, "
+                f"which needs R >= {CHORD_HALF_M:g} m (100 ft chord); use curve = 'russian'"
+            )
+
+    def mean_curve_area(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
+        """AREA curve resistance (N/kN, 0.8 lbf/ton per degree) averaged over ``[x - h, x + h]``.
+
+        Raises ValueError if the route has a curve with R < 15.24 m (see
+        :meth:`check_area_curves`).
+        """
+        self.check_area_curves()
+        k, c = self._knots, self._area_cum
+        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
+            2.0 * half_length
+        )
+
+    def mean_tunnel_fraction(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
+        """Fraction of ``[x - h, x + h]`` that lies in tunnel elements (0 to 1)."""
+        k, c = self._knots, self._tunnel_cum
+        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
+            2.0 * half_length
+        )
+
+    def mean_area_and_tunnel(self, x: np.ndarray,
+                             half_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`mean_curve_area` and :meth:`mean_tunnel_fraction` in one interpolation.
+
+        The hot-path form: it does not check the radii, so call :meth:`check_area_curves`
+        once first if the AREA part is used.
+        """
+        k, b = self._knots, self._extra
         mean = (_interp_complex(x + half_length, k, b) - _interp_complex(x - half_length, k, b)) / (
             2.0 * half_length
         )

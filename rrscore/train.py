@@ -36,6 +36,8 @@ TRAIN_VEHICLE_SCHEMA = {
     "orientation": Param(kind=str, default="forward", choices=("forward", "reversed"),
                          doc="'reversed' vehicles face the rear of the train"),
     "coupling": FreeTable("coupling to the vehicle ahead, overriding train.coupling"),
+    "coupled": Param(kind=bool, default=True,
+                     doc="false: each of these vehicles starts uncoupled from the one ahead"),
 }
 
 TRAIN_SCHEMA = {
@@ -166,6 +168,9 @@ class Train:
         self.c2 = np.zeros(n)
         self.start0 = np.zeros(n)
         self.start_speed = np.ones(n)
+        self.curve_area = np.zeros(n, dtype=bool)  # True: AREA curve resistance, else 700/R
+        self.cd_a = np.zeros(n)  # m^2, explicit air-drag area; 0 = no explicit air term
+        self.tunnel_factor = np.ones(n)  # multiplier on aerodynamic terms fully in a tunnel
         self.axle_radius = np.zeros(self.axle_count)
         self.axle_inertia = np.zeros(self.axle_count)
         self.adhesion_laws: list = []  # psi(v) per batch
@@ -195,6 +200,9 @@ class Train:
             self.rail_factor[ax] = adhesion.rail_condition_factor(adh["rail_condition"])
             res = veh["resistance"]
             ctx = source_context(m.config, "vehicle").child("resistance")
+            self.curve_area[idx] = res["curve"] == "area"
+            self.cd_a[idx] = 0.0 if res["air_cd_a"] is None else res["air_cd_a"]
+            self.tunnel_factor[idx] = res["tunnel_factor"]
             for row, i in enumerate(idx):
                 try:
                     run = resistance.running_resistance(
@@ -253,11 +261,13 @@ class Train:
                 params.append(checked[id(s)])
             groups.append((cls(params), np.array(idx, dtype=int)))
         nominal = (self.length[:-1] + self.length[1:]) / 2.0
+        coupled = np.array([entries[self.entry_of[j]]["coupled"] for j in range(1, n)], bool)
         return Couplings(
             groups,
             nominal,
             np.array([s["break_force"] for s, _ in settings]),
             np.array([s["coupling_speed"] for s, _ in settings]),
+            coupled,
         )
 
     @property

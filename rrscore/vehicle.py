@@ -38,6 +38,27 @@ RESISTANCE_SCHEMA = {
     "a": Param(kind=float, default=None, doc="constant term, N/kN (formula 'specific')"),
     "b": Param(kind=float, default=None, doc="term in V km/h, N/kN (formula 'specific')"),
     "c": Param(kind=float, default=None, doc="term in V^2, N/kN (formula 'specific')"),
+    "curve": Param(
+        kind=str, default="russian", choices=("russian", "area"),
+        doc="curve resistance: 'russian' 700/R N/kN, or 'area' 0.8 lbf per short ton per "
+            "degree of curvature (100 ft chord; every curve of the route must have R >= "
+            "15.24 m); either is averaged over the vehicle's length",
+    ),
+    "air_cd_a": Param(
+        "m^2", None,
+        "drag area Cd*A for an explicit, signed air force -0.5*rho*CdA*(v - wind)*|v - wind| "
+        "added to the running resistance (wind and rho from scenario.environment); none = no "
+        "such term. The Russian and Davis formulas already contain still-air drag in their "
+        "v^2 term, so use it with a formula without one (e.g. Davis with C = 0) or for wind "
+        "studies",
+        min=0.0,
+    ),
+    "tunnel_factor": Param(
+        kind=float, default=1.0, min=1.0,
+        doc="multiplier on the aerodynamic terms (c2*v^2 and the air_cd_a force) in tunnels, "
+            "applied as 1 + (factor - 1) * (fraction of the vehicle's length in tunnel "
+            "elements); see rrscore.resistance.tunnel_drag_factor for an estimate",
+    ),
     "starting": Param(kind=bool, default=True, doc="add starting resistance at low speed"),
     "starting_specific": Param(
         "1", None, "starting resistance; default 28/(q0 + 7) N/kN (roller bearings)"
@@ -100,7 +121,9 @@ class VehicleModel:
     Attributes the framework provides (one row per vehicle of the batch):
     ``count``, ``num_axis``, ``index`` (positions in the train), ``mass``,
     ``wheel_radius``, ``p``, and before each ``step`` the state ``x``, ``v``
-    (vehicle frame) and ``omega`` (shape ``(count, num_axis)``).
+    (vehicle frame) and ``omega`` (shape ``(count, num_axis)``). A plugin may
+    set ``adhesion_factor`` (``(count, num_axis)``, 1 by default) to change the
+    adhesion under its axles, as sanding does.
     """
 
     type_name: ClassVar[str] = ""
@@ -128,6 +151,8 @@ class VehicleModel:
         self.x = np.zeros(self.count)
         self.v = np.zeros(self.count)
         self.omega = np.zeros((self.count, self.num_axis))
+        #: Multiplies the rail condition under each axle; a plugin raises it while sanding.
+        self.adhesion_factor = np.ones((self.count, self.num_axis))
         self.out: dict[str, np.ndarray] = {}
         self._keys_down = {k: np.zeros(self.count, dtype=bool) for k in self.keys}
 

@@ -122,7 +122,7 @@ def test_plugins_json_parses_and_names_what_each_plugin_provides() -> None:
     by_name = {p["name"]: p for p in data}
     assert by_name["simple_loco"]["provides"] == {"vehicle_types": ["simple_loco"]}
     assert by_name["freight_car"]["provides"] == {"vehicle_types": ["freight_car"]}
-    assert by_name["couplers"]["provides"] == {"coupler_models": ["spring_damper"]}
+    assert "spring_damper" in by_name["couplers"]["provides"]["coupler_models"]
     assert sorted(by_name["solvers"]["provides"]["solvers"]) == ["rk4", "rk45"]
     for p in data:
         assert p["source"].startswith("entry point ")

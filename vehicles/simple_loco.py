@@ -36,11 +36,13 @@ class SimpleLoco(VehicleModel):
         "traction_rate": Param("1/s", 0.5, "traction level change per second of key hold", min=0),
         "brake_force": Param("N", 300e3, "locomotive brake force at full application", min=0.0),
         "brake_rate": Param("1/s", 1.0, "brake level change per second of key hold", min=0.0),
+        "sand_factor": Param(kind=float, default=1.25, doc="adhesion gain while sanding", min=0),
     }
     keys = {
         "traction_up": "raise the traction level while held",
         "traction_down": "lower the traction level while held",
         "brake": "apply the locomotive brake while held; release to release",
+        "sand": "sand the rails in front of the wheels while held",
     }
     controls = {"traction_level": "traction level, 0..1", "brake_level": "brake level, 0..1"}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level"}
@@ -60,6 +62,8 @@ class SimpleLoco(VehicleModel):
         self.Q_a[:, 1:] = (force * self.wheel_radius / self.num_axis)[:, None]
         self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
                            / self.num_axis)[:, None]
+        sanding = self.key_down("sand")[:, None]
+        self.adhesion_factor[:] = np.where(sanding, p.sand_factor, 1.0)
         self.out["traction_force_N"] = force
         self.out["traction_level"] = self.traction_level
 
