@@ -1,11 +1,18 @@
-"""Benchmark: SimpleLoco + 100 loaded freight cars for 600 simulated seconds.
+"""Benchmarks: long trains driven headless, timed.
+
+Cases (``--case``, default both):
+
+* ``spring``: SimpleLoco + 100 loaded cars, spring-damper couplers, full traction
+  from a standstill with the slack bunched, 600 simulated seconds on the hilly route.
+* ``sa3``: SimpleLoco + 100 cars (85 % loaded) with SA-3 friction draft gears, one
+  simulated hour on the 80 km main line.
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
-time; the last line is JSON. Run from the repository root:
+time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--solver rk45|rk4] [--sim-time 600]
+    python benchmarks/bench_drive.py [--case spring|sa3] [--solver rk45|rk4]
 
-It is a measurement, not a test: the figure depends on the machine.
+It is a measurement, not a test: the figures depend on the machine.
 """
 
 from __future__ import annotations
@@ -24,37 +31,60 @@ from rrscore.scenario import scenario_from_table
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
-def scenario(train: str, sim_time: float, solver: str) -> rrscore.Scenario:
-    """Full traction from standstill with slack bunched, over the hilly route."""
+CASES = {
+    "spring": {"train": "freight_100", "route": "hilly_20km", "sim_time": 600.0,
+               "payload": 1.0, "repeat": 3},
+    "sa3": {"train": "freight_100_sa3", "route": "line_80km", "sim_time": 3600.0,
+            "payload": 0.85, "repeat": 1},
+}
+
+
+def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km",
+             payload: float = 1.0) -> rrscore.Scenario:
+    """Full traction from standstill with slack bunched."""
     table = {
         "name": f"benchmark {train}",
         "train": f"trains/{train}.toml",
-        "route": "routes/hilly_20km.toml",
+        "route": f"routes/{route}.toml",
         "start": {"position": "300 m", "slack": "bunched"},
         "solver": {"method": solver},
         "driver": [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
         "stop": {"max_time": sim_time},
         "output": {"sample_interval": 1.0},
     }
-    return scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS))
+    sc = scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS))
+    if payload != 1.0:  # the train file's cars are fully loaded; lighten them in place
+        table["train"] = sc.resolved()["scenario"]["train"]
+        for entry in table["train"]["vehicles"][1:]:
+            entry["payload_fraction"] = payload
+        sc = scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS))
+    return sc
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--train", default="freight_100")
-    parser.add_argument("--sim-time", type=float, default=600.0)
+    parser.add_argument("--case", choices=sorted(CASES), action="append")
     parser.add_argument("--solver", default="rk45")
-    parser.add_argument("--repeat", type=int, default=3, help="runs; the best is reported")
+    parser.add_argument("--sim-time", type=float, help="override the case's simulated time")
+    parser.add_argument("--repeat", type=int, help="runs per case; the best is reported")
     args = parser.parse_args()
+    results = [run_case(name, args) for name in (args.case or list(CASES))]
+    print(json.dumps(results if len(results) > 1 else results[0]))
 
+
+def run_case(name: str, args: argparse.Namespace) -> dict:
+    """Run one case (best of its repeats); print a line and return its figures."""
+    case = CASES[name]
+    sim_time = args.sim_time or case["sim_time"]
     runs = []
-    for _ in range(args.repeat):
-        result = rrscore.Drive(scenario(args.train, args.sim_time, args.solver)).run()
-        runs.append(result.summary)
+    for _ in range(args.repeat or case["repeat"]):
+        sc = scenario(case["train"], sim_time, args.solver, case["route"], case["payload"])
+        runs.append(rrscore.Drive(sc).run().summary)
     best = min(runs, key=lambda s: s["wall_time_s"])
     figures = {
-        "benchmark": "drive",
-        "train": args.train,
+        "benchmark": name,
+        "train": case["train"],
+        "route": case["route"],
         "vehicles": best["vehicles"],
         "solver": args.solver,
         "sim_time_s": round(best["sim_time_s"], 3),
@@ -68,10 +98,11 @@ def main() -> None:
         "python": platform.python_version(),
         "machine": platform.machine(),
     }
-    print(f"{figures['vehicles']} vehicles, {figures['sim_time_s']:.0f} s simulated in "
-          f"{figures['wall_time_s']:.2f} s wall: {figures['real_time_factor']:.0f}x real time "
-          f"({figures['steps']} steps, {figures['rhs_evaluations']} RHS evaluations)")
-    print(json.dumps(figures))
+    print(f"{name}: {figures['vehicles']} vehicles, {figures['sim_time_s']:.0f} s simulated "
+          f"in {figures['wall_time_s']:.2f} s wall: {figures['real_time_factor']:.0f}x real time "
+          f"({figures['steps']} steps, {figures['rhs_evaluations']} RHS evaluations, "
+          f"{figures['distance_m'] / 1000:.1f} km)")
+    return figures
 
 
 if __name__ == "__main__":

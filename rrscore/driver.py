@@ -131,8 +131,10 @@ class DriverProgram:
         self.dynamics = dynamics
         self.log: list[tuple[float, str]] = []
 
-    def apply_due(self, t: float, lead_front: float) -> None:
-        """Apply every action whose time has come or whose position the lead has passed."""
+    def apply_due(self, t: float, lead_front: float) -> bool:
+        """Apply every action whose time has come or whose position the lead has passed;
+        return whether any was applied."""
+        applied = False
         for a in self.actions:
             if a.done:
                 continue
@@ -141,6 +143,7 @@ class DriverProgram:
             if not due:
                 continue
             a.done = True
+            applied = True
             tr = self.train
             vehicles = np.array(a.vehicles)
             for b in np.unique(tr.batch_of[vehicles]):
@@ -160,6 +163,7 @@ class DriverProgram:
             if a.rail_condition is not None:
                 self.dynamics.set_rail_condition(rail_condition_factor(a.rail_condition))
             self.log.append((t, a.describe()))
+        return applied
 
     @property
     def pending(self) -> int:

@@ -145,6 +145,7 @@ class TrainDynamics:
         self._loaded_cap = tr.axle_normal[k] * self.rail_factor[k]
         # Vehicles that friction can hold; only their v = 0 crossings are events.
         self.has_friction = (self.resist_held + tr.c0 + tr.start0) > 0.0
+        self.has_friction[tr.axle_vehicle[self.slipping]] = True  # sliding wheels hold too
         # Combinations the right-hand side would otherwise recompute at every stage.
         self.resist_base = self.resist_held + tr.c0
         self._inv_mass = 1.0 / self.mass_eff
@@ -161,8 +162,13 @@ class TrainDynamics:
         self._tunnel_excess = tr.tunnel_factor - 1.0
         self._use_air = bool(tr.cd_a.any())
 
-    def set_inputs(self) -> None:
-        """Gather ``Q_a``/``Q_r`` from every vehicle model (train frame) and refresh the sums."""
+    def set_inputs(self) -> bool:
+        """Gather ``Q_a``/``Q_r`` from every vehicle model (train frame) and refresh the sums.
+
+        Returns whether anything changed: if not, the solver need not restart.
+        """
+        before = (self.body_force.copy(), self.body_resist.copy(), self.axle_torque.copy(),
+                  self.axle_brake.copy(), self.rail_factor.copy())
         for b in self.train.batches:
             m = b.model
             sign = self.train.orientation[m.index]
@@ -171,7 +177,12 @@ class TrainDynamics:
             self.axle_torque[b.axles] = m.Q_a[:, 1:] * sign[:, None]
             self.axle_brake[b.axles] = np.abs(m.Q_r[:, 1:])
             self.rail_factor[b.axles] = self.rail_condition[b.axles] * m.adhesion_factor
+        after = (self.body_force, self.body_resist, self.axle_torque, self.axle_brake,
+                 self.rail_factor)
+        if all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
+            return False
         self.refresh()
+        return True
 
     def set_rail_condition(self, factor: float) -> None:
         """Rail condition factor under the whole train from now on (wet rails, leaves, ...)."""
@@ -231,7 +242,11 @@ class TrainDynamics:
             k = self.slipping
             veh = tr.axle_vehicle[k]
             s = y[self.somega][k] * tr.axle_radius[k] - v[veh]
-            ratio = adhesion.creep_ratio_unchecked(s / tr.creep_slip[k], tr.kinetic_ratio[k])
+            x = s / tr.creep_slip[k]
+            # A slipping axle demands more than adhesion gives, so inside the creep peak
+            # its contact is saturated (full psi N); beyond it, the creep law falls off.
+            ratio = np.where(np.abs(x) <= 1.0, np.sign(x),
+                             adhesion.creep_ratio_unchecked(x, tr.kinetic_ratio[k]))
             rail = self.psi(v[veh], k) * tr.axle_normal[k] * ratio
             force += np.bincount(veh, rail, self.n)
             slip = (k, rail)
@@ -363,6 +378,14 @@ class TrainDynamics:
             return g
 
         def readhere(t, y, idx):
+            # Only where rolling would ask no more of the rail than adhesion gives: a
+            # wheel locked by a brake stronger than adhesion slides on until the stop.
+            f = self.rhs(t, y)
+            veh = tr.axle_vehicle[idx]
+            cap = self.psi(y[sv][veh], idx) * tr.axle_normal[idx]
+            idx = idx[np.abs(self.required_rail_force(y, f, idx)) <= cap]
+            if not idx.size:
+                return y
             y = y.copy()
             y[som][idx] = y[sv][tr.axle_vehicle[idx]] / tr.axle_radius[idx]
             self.rolling[idx] = True

@@ -67,9 +67,11 @@ class Integrator:
                     continue
                 idx = np.flatnonzero(g < 0)
                 if idx.size:
-                    s.reset(s.t, block.action(s.t, s.y, idx))
-                    self.event_counts[block.name] += idx.size
-                    fired = True
+                    y = block.action(s.t, s.y, idx)
+                    if y is not s.y:  # the action may decline (returns y itself)
+                        s.reset(s.t, y)
+                        self.event_counts[block.name] += idx.size
+                        fired = True
             if not fired:
                 return
 

@@ -152,7 +152,7 @@ class Drive:
             return "standstill"
         return None
 
-    def _step_models(self, t: float, y: np.ndarray) -> None:
+    def _step_models(self, t: float, y: np.ndarray) -> bool:
         dyn, tr = self.dyn, self.train
         x, v, omega = y[dyn.sx], y[dyn.sv], y[dyn.somega]
         for b in tr.batches:
@@ -166,7 +166,7 @@ class Drive:
             if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
                 raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
                                   f"at t = {t:.3f} s")
-        dyn.set_inputs()
+        return dyn.set_inputs()
 
     def run(self, out: str | Path | None = None, progress: Progress | None = None) -> DriveResult:
         """Run to a stop condition; write outputs to ``out`` if given."""
@@ -210,9 +210,10 @@ class Drive:
                         rec.record(self._row(t, y, s.f if s.f is not None else dyn.rhs(t, y)))
                     break
                 if t >= next_control - 1e-9:
-                    self.driver.apply_due(t, float(y[dyn.sx][0] + self.train.half_length[0]))
-                    self._step_models(t, y)
-                    self.integrator.restart(t, y)
+                    acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]))
+                    changed = self._step_models(t, y)
+                    if changed or acted or n_control == 0:
+                        self.integrator.restart(t, y)  # inputs jumped: a new start
                     n_control += 1
                     next_control = n_control * self.control_step
                     if progress is not None:

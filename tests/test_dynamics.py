@@ -94,6 +94,7 @@ def test_braked_car_on_20_permille_grade_stays_still_for_an_hour():
     sc = make_scenario([{"config": car_config()}], [{"length": "20 km", "grade": "20 permille"}],
                        start={"position": "10 km"}, stop={"max_time": 3600.0},
                        driver=[{"at_time": 0.0, "set": {"hand_brake": 1.0}}],
+                       solver={"control_step": 1.0},  # nothing to control for an hour
                        output={"sample_interval": 60.0})
     r = Drive(sc).run()
     assert r.summary["sim_time_s"] == pytest.approx(3600.0)
@@ -168,3 +169,41 @@ def test_axle_torque_above_adhesion_limit_slips():
     dyn, y = d.dyn, d.solver.y
     slip = y[dyn.somega] * 0.625 - y[dyn.sv][0]
     assert np.all(slip > 1.0)  # wheels spin up: gross slip, far past the creep peak
+
+
+def test_brake_above_adhesion_slides_the_wheels_and_they_stop_on_sliding_friction():
+    # SimpleLoco braking with 1000 kN on rails with psi = 0.2 (360 kN available): every
+    # axle slides, locks, and the locomotive stops on sliding friction, about 0.7 psi g
+    # (the creep law's kinetic ratio), then the wheels re-adhere at standstill.
+    psi, v0 = 0.2, 60 / 3.6
+    cfg = {"vehicle": {"type": "simple_loco", "empty_mass": "184 t", "length": "32.8 m",
+                       "num_axis": 8, "wheel_diameter": "1.25 m",
+                       "wheelset_inertia": "250 kg*m^2",
+                       "resistance": {"formula": "none", "starting": False},
+                       "adhesion": {"formula": "constant", "psi": psi}},
+           "params": {"brake_force": "1000 kN", "brake_rate": "1000 1/s"}}  # at once
+    sc = make_scenario([{"config": cfg}], start={"position": "1 km", "speed": v0},
+                       driver=[{"at_time": 0.0, "press": "brake"}],
+                       stop={"max_time": 60.0, "standstill": True, "standstill_speed": 0.0})
+    r = Drive(sc).run()
+    kinds = [e[1] for e in r.extra["events"]]
+    assert kinds.count("slide") == 8 and kinds.count("slip") == 0
+    assert kinds.count("wheel locked") == 8
+    assert kinds.count("re-adhesion") == 8
+    assert r.summary["stop_reason"] == "standstill"
+    # Independent: the body alone (locked wheelsets add no rotating mass) slowed by the
+    # creep law's sliding branch, k + (1 - k) 2x/(1 + x^2) at slip x = v/s0 (k = 0.7,
+    # s0 = 0.1 m/s), saturated at 1 inside the peak.
+    from scipy.integrate import solve_ivp
+
+    def ratio(v):
+        x = v / 0.1
+        return 1.0 if x <= 1 else 0.7 + 0.3 * 2 * x / (1 + x * x)
+
+    stop = lambda t, y: y[1]  # noqa: E731
+    stop.terminal = True
+    ref = solve_ivp(lambda t, y: [y[1], -psi * G * ratio(y[1])], (0, 60), [0.0, v0],
+                    events=stop, rtol=1e-10, atol=1e-10)
+    # within 0.5 %: the first tenth of a second, while the wheels spin down to a lock,
+    # the contact still gives its peak
+    assert r.summary["distance_m"] == pytest.approx(ref.y[0][-1], rel=5e-3)
