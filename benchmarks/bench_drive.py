@@ -5,7 +5,7 @@ Cases (``--case``, default both):
 * ``spring``: SimpleLoco + 100 loaded cars, spring-damper couplers, full traction
   from a standstill with the slack bunched, 600 simulated seconds on the hilly route.
 * ``sa3``: SimpleLoco + 100 cars (85 % loaded) with SA-3 friction draft gears, one
-  simulated hour on the 80 km main line.
+  simulated hour on the 120 km main line.
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
@@ -34,7 +34,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 CASES = {
     "spring": {"train": "freight_100", "route": "hilly_20km", "sim_time": 600.0,
                "payload": 1.0, "repeat": 3},
-    "sa3": {"train": "freight_100_sa3", "route": "line_80km", "sim_time": 3600.0,
+    "sa3": {"train": "freight_100_sa3", "route": "line_120km", "sim_time": 3600.0,
             "payload": 0.85, "repeat": 1},
 }
 

@@ -11,14 +11,17 @@ the code takes v in m/s (``V = 3.6*|v|``). All functions are vectorised.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from ._formulas import by_name as _formulas
+from ._formulas import check_params as _check_params
+from ._formulas import finite as _finite
+from ._formulas import result as _result
 
 __all__ = [
     "ADHESION_FORMULAS",
@@ -42,18 +45,8 @@ DEFAULT_KINETIC_RATIO = 0.7
 """Default sliding fraction of the peak adhesion force for :func:`creep_force_ratio`."""
 
 
-def _result(x: np.ndarray) -> float | np.ndarray:
-    """Return a Python float for 0-d results, the array otherwise."""
-    return float(x) if np.ndim(x) == 0 else x
 
 
-def _finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
 
 
 # --------------------------------------------------------------------------------------------
@@ -85,8 +78,6 @@ class AdhesionFormula:
     e: float = 0.0
 
 
-def _formulas(*items: AdhesionFormula) -> dict[str, AdhesionFormula]:
-    return {item.name: item for item in items}
 
 
 ADHESION_FORMULAS: dict[str, AdhesionFormula] = _formulas(
@@ -178,22 +169,6 @@ def rail_condition_factor(condition: str | float) -> float:
     return factor
 
 
-def _check_params(
-    formula: str, allowed: tuple[str, ...], params: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """Require exactly the names in ``allowed``; name what is missing or unknown."""
-    given = dict(params or {})
-    unknown = sorted(set(given) - set(allowed))
-    missing = [p for p in allowed if p not in given]
-    if unknown or missing:
-        problems = []
-        if missing:
-            problems.append(f"missing {', '.join(missing)}")
-        if unknown:
-            problems.append(f"unknown {', '.join(map(str, unknown))}")
-        expected = ", ".join(allowed) if allowed else "no params"
-        raise ValueError(f"formula {formula!r}: {'; '.join(problems)} (expected: {expected})")
-    return given
 
 
 def _table(formula: str, given: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -52,8 +53,8 @@ def _drive(args: argparse.Namespace) -> int:
     print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s simulated, "
           f"{s['distance_m']:.0f} m, max {s['max_speed_mps'] * 3.6:.1f} km/h, "
           f"{s['wall_time_s']:.2f} s wall ({s['real_time_factor']:.0f}x real time)")
-    print(f"outputs in {args.out}/: timeseries.csv, summary.json, speed.png, "
-          "scenario.resolved.toml")
+    files = sorted(p.name for p in result.out_dir.iterdir() if p.is_file())
+    print(f"outputs in {args.out}/: {', '.join(files)}")
     return 0
 
 
@@ -125,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rrs: interrupted; results so far were kept", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into a reader that stopped (| head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -34,7 +34,6 @@ functions; the caller decides how to add them up.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +41,11 @@ from typing import Literal, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from ._formulas import by_name as _formulas
+from ._formulas import check_params as _check_params
+from ._formulas import finite as _finite
+from ._formulas import result as _result
 
 __all__ = [
     "AIR_DENSITY",
@@ -92,19 +96,8 @@ CHORD_HALF_M = 50.0 * 0.3048
 """Half of the 100 ft chord of the chord definition of degree of curvature, in m (15.24 m)."""
 
 
-def _result(x: np.ndarray) -> float | np.ndarray:
-    """Return a Python float for 0-d results, the array otherwise."""
-    return float(x) if np.ndim(x) == 0 else x
 
 
-def _finite(name: str, value: object) -> float:
-    """Coerce a config number to float, rejecting bools, non-numbers and non-finite values."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    x = float(value)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
 
 
 def _check_vehicle(mass_kg: float, num_axles: int) -> tuple[float, int]:
@@ -203,8 +196,6 @@ class ResistanceFormula:
     f: float = 0.0
 
 
-def _formulas(*items: ResistanceFormula) -> dict[str, ResistanceFormula]:
-    return {item.name: item for item in items}
 
 
 FORMULAS: dict[str, ResistanceFormula] = _formulas(
@@ -292,22 +283,6 @@ def _lookup(registry: Mapping[str, _T], kind: str, name: str) -> _T:
         raise ValueError(f"unknown {kind} {name!r}; allowed: {allowed}") from None
 
 
-def _check_params(
-    formula: str, allowed: tuple[str, ...], params: Mapping[str, object] | None
-) -> dict[str, object]:
-    """Require exactly the names in ``allowed``; name what is missing or unknown."""
-    given = dict(params or {})
-    unknown = sorted(set(given) - set(allowed))
-    missing = [p for p in allowed if p not in given]
-    if unknown or missing:
-        problems = []
-        if missing:
-            problems.append(f"missing {', '.join(missing)}")
-        if unknown:
-            problems.append(f"unknown {', '.join(map(str, unknown))}")
-        expected = ", ".join(allowed) if allowed else "no params"
-        raise ValueError(f"formula {formula!r}: {'; '.join(problems)} (expected: {expected})")
-    return given
 
 
 def running_resistance(

@@ -138,8 +138,10 @@ class Train:
             ctx = source_context(cfg, "vehicle")
             cls = registry.vehicle_types.get(veh["type"])
             if cls is None:
-                raise _unknown(ctx.child("type"), veh["type"], list(registry.vehicle_types),
+                err = _unknown(ctx.child("type"), veh["type"], list(registry.vehicle_types),
                                "vehicle type")
+                raise type(err)(err.file, err.key, err.message + " (a plugin's type? load it "
+                                "with --plugins DIR or the scenario's plugin_dirs)")
             _check_vehicle_formulas(veh, ctx)
             cfg["params"] = validate(cfg["params"], cls.params, source_context(cfg, "params"))
             batch = Batch(None, cfg["_source"][0] or "<inline>",  # type: ignore[arg-type]
