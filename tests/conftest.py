@@ -17,11 +17,11 @@ G = 9.80665
 
 def make_scenario(vehicles: list[dict[str, Any]], elements: list[dict[str, Any]] | None = None,
                   coupling: dict[str, Any] | None = None, registry=None,
-                  **sections: Any) -> Scenario:
+                  points: list[dict[str, Any]] | None = None, **sections: Any) -> Scenario:
     """A scenario whose train and route are inline; vehicle configs are relative to configs/."""
     table: dict[str, Any] = {
         "train": {"vehicles": vehicles, **({"coupling": coupling} if coupling else {})},
-        "route": {"elements": elements or [{"length": "50 km"}]},
+        "route": {"elements": elements or [{"length": "50 km"}], "points": points or []},
         **sections,
     }
     return scenario_from_table(table, Context("<test>", "scenario", CONFIGS), registry)
