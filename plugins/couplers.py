@@ -364,4 +364,5 @@ class Linear(CouplerModel):
 
 @hookimpl
 def rrs_coupler_models():
+    """The shipped coupler models: spring_damper, sa3, table, linear."""
     return [SpringDamper, SA3DraftGear, TableDraftGear, Linear]

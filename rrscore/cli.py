@@ -37,6 +37,7 @@ class ProgressBar:
         self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line."""
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()

@@ -126,11 +126,13 @@ class Context:
     base_dir: Path = field(default_factory=Path.cwd)
 
     def child(self, key: str | int) -> Context:
+        """The context of ``key`` (a table key or a list index) inside this one."""
         if isinstance(key, int):
             return Context(self.file, f"{self.path}[{key}]", self.base_dir)
         return Context(self.file, f"{self.path}.{key}" if self.path else key, self.base_dir)
 
     def error(self, message: str) -> ConfigError:
+        """A :class:`ConfigError` at this file and key path."""
         return ConfigError(self.file, self.path or None, message)
 
 

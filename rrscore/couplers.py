@@ -115,6 +115,7 @@ class Couplings:
 
     @property
     def all_coupled(self) -> bool:
+        """True while no coupling has been uncoupled (the common, cheaper case)."""
         return bool(self.coupled.all())
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:

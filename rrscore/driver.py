@@ -47,6 +47,7 @@ class Action:
     done: bool = False
 
     def describe(self) -> str:
+        """One line for events.csv: who and what."""
         parts = [f"press {self.press}" if self.press else "",
                  f"release {self.release}" if self.release else "",
                  " ".join(f"{k}={v:g}" for k, v in self.controls.items()),

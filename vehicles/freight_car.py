@@ -29,4 +29,5 @@ class FreightCar(VehicleModel):
 
 @hookimpl
 def rrs_vehicle_types():
+    """The freight car, for vehicle configs with ``type = "freight_car"``."""
     return [FreightCar]

@@ -70,4 +70,5 @@ class SimpleLoco(VehicleModel):
 
 @hookimpl
 def rrs_vehicle_types():
+    """SimpleLoco, for vehicle configs with ``type = "simple_loco"``."""
     return [SimpleLoco]
