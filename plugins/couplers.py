@@ -75,7 +75,8 @@ class HystereticDraftGear(CouplerModel):
     L out, U back, and a gear at rest sits at the mean of the two curves. The
     true stick/slip of the wedges is a set-valued force at ``ė = 0``; the tanh
     replaces it with a steep but finite damper so the right-hand side stays
-    continuous (apart from a preload, which is a real step at the slack edge).
+    continuous. Curves should start from 0 at ``e = 0`` for the same reason
+    (the SA-3 gear ramps its preload in over a few micrometres).
 
     Parameters common to all subclasses: ``slack`` (m, total free play, half on
     each side of neutral) and ``friction_velocity`` (m/s).
