@@ -10,6 +10,8 @@ from conftest import car_config, make_scenario
 from rrscore import Drive
 
 FREE = {"formula": "none", "starting": False}
+# a loaded car and its four wheelsets rolling: m + n J / r^2
+M_EFF_CAR = 92500.0 + 4 * 96.0 / 0.4785**2
 SPRING = {"model": "spring_damper",
           "params": {"stiffness": "20 MN/m", "damping": "100 kN*s/m", "slack": "20 mm"}}
 
@@ -48,12 +50,9 @@ def test_cars_meeting_above_the_coupling_speed_do_not_couple_and_part_again():
 
 def test_total_momentum_is_conserved_through_an_impact():
     sc = _two_cars([0.0, 1.0], stop={"max_time": 10.0})
-    d = Drive(sc)
-    m = d.dyn.mass_eff
-    p0 = float(m @ d.solver.y[d.dyn.sv])
-    r = d.run()
-    p1 = float(m @ np.array([r.series["v0_speed_mps"][-1], r.series["v1_speed_mps"][-1]]))
-    assert p1 == pytest.approx(p0, rel=1e-9)
+    r = Drive(sc).run()
+    p1 = M_EFF_CAR * (r.series["v0_speed_mps"][-1] + r.series["v1_speed_mps"][-1])
+    assert p1 == pytest.approx(M_EFF_CAR * 1.0, rel=1e-9)
 
 
 def test_coupler_breaks_above_its_limit_and_both_parts_run_on():
@@ -119,17 +118,20 @@ def test_impact_energy_lost_equals_the_draft_gear_loop_area(speed):
         stop={"max_time": 5.0}, output={"sample_interval": 0.005, "couplings": [0],
                                         "coupling_signals": ["deflection_m"],
                                         "vehicles": [0, 1], "vehicle_signals": ["speed_mps"]})
-    d = Drive(sc)
-    m = d.dyn.mass_eff
-    v_start = d.solver.y[d.dyn.sv].copy()
-    r = d.run()
+    r = Drive(sc).run()
+    m = np.full(2, M_EFF_CAR)
+    v_start = np.array([0.0, speed])
     v_end = np.array([r.series["v0_speed_mps"][-1], r.series["v1_speed_mps"][-1]])
     assert float(m @ v_end) == pytest.approx(float(m @ v_start), rel=1e-6)
     assert r.summary["couplings_made"] == 0 and v_end[0] > v_end[1]  # parted again
     lost = 0.5 * float(m @ v_start**2) - 0.5 * float(m @ v_end**2)
-    gear = sc.train.couplings.groups[0][0]
-    engagement = -r.series["c0_deflection_m"].min() - gear.p["slack"][0] / 2
-    loop = float(gear.energy_loop(np.array([engagement]))[0])
+    # SA-3 defaults: slack 11 mm, preload 5 kN (taken up over P/ks), 20 MN/m over a
+    # 90 mm stroke, unloading 0.35 of loading, then 200 MN/m elastic both ways.
+    P, k, s, ks, ratio = 5e3, 2e7, 0.09, 2e8, 0.35
+    e = -r.series["c0_deflection_m"].min() - 0.011 / 2
+    within = min(e, s)
+    loop = (1 - ratio) * (P * within + k * within**2 / 2 - P * (P / ks) / 2)
+    loop += (1 - ratio) * (P + k * s) * max(e - s, 0.0)  # the band stays past the stroke
     assert lost == pytest.approx(loop, rel=0.02)
     # and the work the recorder summed over the steps agrees
     assert r.summary["draft_gear_energy_J"] == pytest.approx(lost, rel=0.02)
