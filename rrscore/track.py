@@ -121,31 +121,32 @@ class Route:
         #: Any element in a tunnel; without one, tunnel factors never apply.
         self.has_tunnel = bool(self.tunnels.any())
 
+    def _mean(self, cumulative: np.ndarray, x: np.ndarray,
+              half_length: np.ndarray) -> np.ndarray:
+        """Mean rate of a cumulative table over ``[x - h, x + h]``: a difference of two
+        interpolations (complex tables carry two integrals at once)."""
+        interp = _interp_complex if np.iscomplexobj(cumulative) else _interp
+        k = self._knots
+        return (interp(x + half_length, k, cumulative) - interp(x - half_length, k, cumulative)) / (
+            2.0 * half_length
+        )
+
     def elevation(self, x: np.ndarray | float) -> np.ndarray:
         """Height of the track at ``x`` relative to the route start, m."""
         return np.interp(x, self._knots, self._elevation)
 
     def mean_grade(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
         """Grade averaged over ``[x - h, x + h]`` for arrays of vehicles (ratio)."""
-        k, z = self._knots, self._elevation
-        return (_interp(x + half_length, k, z) - _interp(x - half_length, k, z)) / (
-            2.0 * half_length
-        )
+        return self._mean(self._elevation, x, half_length)
 
     def mean_curve_specific(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
         """Curve resistance 700/R (N/kN) averaged over ``[x - h, x + h]``."""
-        k, c = self._knots, self._curve_cum
-        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
-            2.0 * half_length
-        )
+        return self._mean(self._curve_cum, x, half_length)
 
     def mean_grade_and_curve(self, x: np.ndarray,
                              half_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`mean_grade` and :meth:`mean_curve_specific` together, at half the cost."""
-        k, b = self._knots, self._both
-        mean = (_interp_complex(x + half_length, k, b) - _interp_complex(x - half_length, k, b)) / (
-            2.0 * half_length
-        )
+        mean = self._mean(self._both, x, half_length)
         return mean.real, mean.imag
 
     def check_area_curves(self) -> None:
@@ -168,17 +169,11 @@ class Route:
         :meth:`check_area_curves`).
         """
         self.check_area_curves()
-        k, c = self._knots, self._area_cum
-        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
-            2.0 * half_length
-        )
+        return self._mean(self._area_cum, x, half_length)
 
     def mean_tunnel_fraction(self, x: np.ndarray, half_length: np.ndarray) -> np.ndarray:
         """Fraction of ``[x - h, x + h]`` that lies in tunnel elements (0 to 1)."""
-        k, c = self._knots, self._tunnel_cum
-        return (_interp(x + half_length, k, c) - _interp(x - half_length, k, c)) / (
-            2.0 * half_length
-        )
+        return self._mean(self._tunnel_cum, x, half_length)
 
     def mean_area_and_tunnel(self, x: np.ndarray,
                              half_length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -187,10 +182,7 @@ class Route:
         The hot-path form: it does not check the radii, so call :meth:`check_area_curves`
         once first if the AREA part is used.
         """
-        k, b = self._knots, self._extra
-        mean = (_interp_complex(x + half_length, k, b) - _interp_complex(x - half_length, k, b)) / (
-            2.0 * half_length
-        )
+        mean = self._mean(self._extra, x, half_length)
         return mean.real, mean.imag
 
     def element_index(self, x: float) -> int:
