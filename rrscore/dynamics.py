@@ -102,7 +102,6 @@ class TrainDynamics:
         self.wind = 0.0
         self.air_density = resistance.AIR_DENSITY  # kg/m^3; both set from the scenario
         self.last_coupler_force = np.zeros(max(n - 1, 0))
-        self.slip_events = 0
         self.log: list[tuple[float, str, int, str]] = []  # (t, event, index, detail)
         self.events = self._event_blocks()
         self.refresh()
@@ -362,7 +361,6 @@ class TrainDynamics:
             v = y[sv][tr.axle_vehicle[idx]]
             y[som][idx] = (v + tr.creep_slip[idx] * np.sign(need)) / tr.axle_radius[idx]
             self.rolling[idx] = False
-            self.slip_events += len(idx)
             for k, n in zip(idx, need, strict=True):
                 self.log.append((t, "slip" if n > 0 else "slide", int(k), f"{n:.0f} N demanded"))
             self.refresh()

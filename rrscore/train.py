@@ -281,8 +281,3 @@ class Train:
     def total_length(self) -> float:
         """Length of the train over couplers at nominal spacing, m."""
         return float(self.length.sum())
-
-    def vehicle_label(self, i: int) -> str:
-        """'vehicle 3 (freight_car from configs/vehicles/x.toml)' for messages."""
-        b = self.batches[self.batch_of[i]]
-        return f"vehicle {i} ({b.model.type_name} from {b.config_source})"
