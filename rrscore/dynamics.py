@@ -61,7 +61,8 @@ class EventBlock:
 
     ``direction`` -1: only falling crossings (+ to -) count; 0: both.
     ``action`` changes the state (and modes) for the crossing components ``idx``
-    and returns the new ``y``; None for events that only end a step (kinks).
+    and returns a new ``y``, or ``y`` itself to decline (nothing changed); None
+    for events that only end a step (kinks).
     ``condition`` events also fire when ``g < 0`` at a restart (after a control update).
     ``smooth``: the right-hand side stays continuous across the surface (a kink
     of the force law), so the dense output locates it well; otherwise the
@@ -431,7 +432,7 @@ class TrainDynamics:
             cp.coupled[idx] = False
             for j in idx:
                 self.log.append((t, "coupler break", int(j), f"{force[j]:.0f} N"))
-            return y
+            return y.copy()  # the force law changed: a new start for the solver
 
         lo, _ = cp.free_range()
 
@@ -447,7 +448,7 @@ class TrainDynamics:
                 joins = c <= cp.coupling_speed[j]
                 cp.coupled[j] = cp.coupled[j] or joins
                 self.log.append((t, "coupled" if joins else "impact", int(j), f"{c:.3f} m/s"))
-            return y
+            return y.copy()  # coupled or not, contact is a new start for the solver
 
         return [
             EventBlock("coupler break", break_margin, -1, break_coupler),

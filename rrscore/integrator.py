@@ -128,10 +128,13 @@ class Integrator:
                     crossed |= idx == j  # on the surface itself, by construction
                 idx = idx[crossed]
                 if idx.size:
-                    self.event_counts[blk.name] += idx.size
-                    if blk.action is not None:
-                        y = blk.action(s.t, y, idx)
-                        acted = True
+                    if blk.action is None:
+                        self.event_counts[blk.name] += idx.size
+                        continue
+                    new = blk.action(s.t, y, idx)
+                    if new is not y:  # the action may decline (returns y itself)
+                        self.event_counts[blk.name] += idx.size
+                        y, acted = new, True
             if acted:
                 self.restart(s.t, y)
             g_old = _values(dyn, s.t, s.y, self._derivative())
