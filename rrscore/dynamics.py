@@ -142,7 +142,6 @@ class TrainDynamics:
         k = np.flatnonzero(roll & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
         self.loaded_axles = k
         self._loaded_vehicle = tr.axle_vehicle[k]
-        self._loaded_cap = tr.axle_normal[k] * self.rail_factor[k]
         # Vehicles that friction can hold; only their v = 0 crossings are events.
         self.has_friction = (self.resist_held + tr.c0 + tr.start0) > 0.0
         self.has_friction[tr.axle_vehicle[self.slipping]] = True  # sliding wheels hold too
@@ -347,11 +346,7 @@ class TrainDynamics:
             k = self.loaded_axles
             if not k.size:
                 return None
-            v = y[sv][self._loaded_vehicle]
-            if len(tr.adhesion_laws) == 1:
-                cap = tr.adhesion_laws[0](v) * self._loaded_cap
-            else:
-                cap = self.psi(v, k) * tr.axle_normal[k]
+            cap = self.psi(y[sv][self._loaded_vehicle], k) * tr.axle_normal[k]
             g = np.ones(self.na)
             g[k] = cap - np.abs(self.required_rail_force(y, f, k))
             return g
