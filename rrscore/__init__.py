@@ -10,21 +10,36 @@ The public API, in a few lines::
     scenario = rrscore.load_scenario("configs/scenarios/freight_50.toml")  # check only
     result = rrscore.Drive(scenario).run()                                   # no files
 
+    run = rrscore.Run(scenario)         # step it yourself: the state lives in the run
+    run.advance(60.0)
+    saved = run.snapshot()              # ... and branch it
+    run.advance()
+    run.restore(saved)
+
+A :class:`Scenario` is an immutable description (it pickles, and runs the same
+any number of times); a :class:`Run` owns every piece of changing state.
+
 Writing a vehicle plugin: subclass :class:`VehicleModel`, declare ``params``
-with :class:`Param`, fill ``Q_a``/``Q_r`` in ``step``, and return the class from
-a ``@hookimpl def rrs_vehicle_types()``. Coupler models subclass
-:class:`CouplerModel` (hook ``rrs_coupler_models``); solvers subclass
-:class:`Solver` (hook ``rrs_solvers``). Every hook is in :mod:`rrscore.hookspecs`.
+with :class:`Param` (and continuous ``states`` with :class:`StateSpec`), fill
+``Q_a``/``Q_r`` in ``step``, and return the class from a ``@hookimpl def
+rrs_vehicle_types()``. Coupler models subclass :class:`CouplerModel` (hook
+``rrs_coupler_models``); solvers subclass :class:`Solver` (hook
+``rrs_solvers``); outputs implement the lifecycle hooks ``rrs_drive_start``,
+``rrs_sample``, ``rrs_event``, ``rrs_drive_end`` and receive :class:`Event`
+records. Every hook is in :mod:`rrscore.hookspecs`.
 """
 
 from .config import Param
 from .couplers import CouplerModel
 from .errors import ConfigError, PluginError, RrsError
+from .events import Event
 from .hookspecs import hookimpl
 from .pluginmanager import Registry, load_registry
+from .run import Run, Snapshot
 from .scenario import Scenario, load_scenario, validate_file
 from .simulation import Drive, DriveResult, drive
 from .solvers import Solver
+from .state import StateSpec
 from .vehicle import VehicleModel
 
 __all__ = [
@@ -32,12 +47,16 @@ __all__ = [
     "CouplerModel",
     "Drive",
     "DriveResult",
+    "Event",
     "Param",
     "PluginError",
     "Registry",
     "RrsError",
+    "Run",
     "Scenario",
+    "Snapshot",
     "Solver",
+    "StateSpec",
     "VehicleModel",
     "drive",
     "hookimpl",

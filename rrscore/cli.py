@@ -74,6 +74,9 @@ def _plugins(args: argparse.Namespace) -> int:
     for info in reg.plugins:
         print(f"{info.name}  ({info.source})")
         for kind, names in info.provides.items():
+            if kind == "hooks":
+                print(f"  hooks: {', '.join(names)}")
+                continue
             for name in names:
                 cls = reg.get(kind, name)
                 desc = getattr(cls, "description", "") or (cls.__doc__ or "").split("\n")[0]
@@ -85,6 +88,8 @@ def _plugins(args: argparse.Namespace) -> int:
                         print(f"      key {key}: {doc}")
                     for key, doc in (getattr(cls, "controls", {}) or {}).items():
                         print(f"      control {key}: {doc}")
+                    for key, spec in (getattr(cls, "states", {}) or {}).items():
+                        print(f"      state {key} [{spec.unit}]: {spec.doc}")
     return 0
 
 

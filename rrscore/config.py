@@ -327,3 +327,87 @@ def describe_schema(schema: Mapping[str, Any], prefix: str = "") -> list[str]:
         else:
             lines.append(f"{path}  {spec.doc}".rstrip())
     return lines
+
+
+class FrozenDict(dict):
+    """A dict that refuses changes: a checked config is a description, never a run's state."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a checked config is read-only; copy it to change it")
+
+    __setitem__ = __delitem__ = _refuse
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (FrozenDict, (dict(self),))
+
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
+        return self  # immutable all the way down: sharing is safe
+
+
+class FrozenList(list):
+    """A list that refuses changes (see :class:`FrozenDict`)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a checked config is read-only; copy it to change it")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore
+
+    def __reduce__(self):
+        return (FrozenList, (list(self),))
+
+    def __deepcopy__(self, memo: dict) -> FrozenList:
+        return self
+
+
+def freeze(data: Any) -> Any:
+    """A read-only copy of a checked config: dicts and lists become :class:`FrozenDict` and
+    :class:`FrozenList`, all the way down; tables shared by several keys stay shared."""
+    memo: dict[int, Any] = {}
+
+    def walk(x: Any) -> Any:
+        if id(x) in memo:
+            return memo[id(x)]
+        if isinstance(x, dict):
+            out: Any = FrozenDict({k: walk(v) for k, v in x.items()})
+        elif isinstance(x, list):
+            out = FrozenList(walk(v) for v in x)
+        else:
+            return x
+        memo[id(x)] = out
+        return out
+
+    return walk(data)
+
+
+def thaw(data: Any) -> Any:
+    """A plain, mutable deep copy of a (frozen) config."""
+    if isinstance(data, dict):
+        return {k: thaw(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [thaw(v) for v in data]
+    return data
+
+
+def stack_params(rows: list[Mapping[str, Any]], schema: Mapping[str, Param]):
+    """Checked parameter tables of several vehicles (or couplings) as one namespace of
+    arrays, one entry per row: ``p.F_max[i]``. List-valued parameters (tables) become
+    object arrays of tuples, so rows may differ in length."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    out = {}
+    for key, spec in schema.items():
+        values = [row[key] for row in rows]
+        if isinstance(spec, Param) and spec.kind is list:
+            column = np.empty(len(values), dtype=object)
+            for i, v in enumerate(values):
+                column[i] = None if v is None else tuple(v)
+            out[key] = column
+        elif any(v is None for v in values):
+            out[key] = np.array(values, dtype=object)
+        else:
+            out[key] = np.array(values)
+    return SimpleNamespace(**out)

@@ -12,11 +12,15 @@ the force of the whole train is a handful of numpy operations.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .config import FreeTable, Param
+from .component import Component, EventBlock, Loads, Signal
+from .config import FreeTable, Param, stack_params
+from .events import Event
+from .state import StateLayout, StateSpec
 
 COUPLING_SCHEMA = {
     "model": Param(kind=str, default="spring_damper", doc="coupler model (see `rrs plugins`)"),
@@ -32,24 +36,42 @@ class CouplerModel:
     """Base class of coupler (draft-gear) models. One instance serves many couplings.
 
     Plugins set ``type_name``, ``params`` (``{name: Param}``) and implement
-    ``force``. Parameters arrive as arrays in ``self.p`` (one entry per coupling).
+    ``force``. Parameters arrive in ``self.p`` as one array per parameter, one
+    entry per coupling (``self.p.stiffness``), as a vehicle model's do.
+
+    A model with memory (a friction draft gear) declares per-coupling
+    continuous states in ``states`` (``{name: StateSpec}``). They live in the
+    drive's state vector; ``force`` and ``rates`` receive them as a namespace
+    ``s`` of arrays (``s.gear_force``) and ``rates`` returns their time
+    derivatives. Both are pure functions of their arguments: the solver calls
+    them at trial states it may throw away.
     """
 
     type_name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
+    states: ClassVar[dict[str, StateSpec]] = {}
 
     def __init__(self, params: list[dict[str, Any]]) -> None:
         self.count = len(params)
-        self.p = {k: np.array([p[k] for p in params]) for k in self.params}
+        self.p = stack_params(params, self.params)
         self.setup()
 
     def setup(self) -> None:
         """Called once after the parameter arrays are built."""
 
-    def force(self, d: np.ndarray, d_dot: np.ndarray) -> np.ndarray:
-        """Coupler force (tension +) for deflections ``d`` and their rates ``d_dot``."""
+    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
+        """Coupler force (tension +) for deflections ``d``, their rates ``d_dot`` and the
+        model's states ``s`` (empty for a model without ``states``)."""
         raise NotImplementedError
+
+    def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
+        """Time derivatives of the declared ``states``, one array per name."""
+        return {}
+
+    def initial_state(self, d: np.ndarray) -> dict[str, np.ndarray]:
+        """The states at the start of a drive, for initial deflections ``d``."""
+        return {name: np.full(self.count, spec.initial) for name, spec in self.states.items()}
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """Deflections ``(lo, hi)`` between which the coupler carries no force (the slack)."""
@@ -74,8 +96,16 @@ def check_coupler_type(cls: type) -> None:
         raise TypeError(f"{cls.__qualname__} has no type_name")
 
 
-class Couplings:
-    """All couplings of a train: models, deflection geometry and coupled/broken state."""
+class Couplings(Component):
+    """All couplings of a train as one component: coupler models (each serving a group of
+    couplings), deflection geometry, the coupled/uncoupled mode and the models' states.
+
+    Events: slack edges and other kinks of the force laws (located, no action),
+    couplers breaking above ``break_force``, and contact of uncoupled
+    couplings, which couple when the closing speed is at most ``coupling_speed``.
+    """
+
+    name = "couplings"
 
     def __init__(self, models: list[tuple[CouplerModel, np.ndarray]], nominal: np.ndarray,
                  break_force: np.ndarray, coupling_speed: np.ndarray,
@@ -96,22 +126,78 @@ class Couplings:
             block[idx] = k
             kinks.append(block)
         self.kink_table = np.concatenate(kinks, axis=1)
+        self.lo, self.hi = self.free_range()
+        self.events_out: list[Event] = []  # the dynamics hands in its event list
+        self.state_slices: list[dict[str, slice]] = [{} for _ in models]
+        self.sx = self.sv = slice(0, 0)  # set by the dynamics once the bodies are laid out
 
+    # ----------------------------------------------------------------- state
+    def declare(self, layout: StateLayout) -> None:
+        names = [m.type_name for m, _ in self.groups]
+        for g, (model, idx) in enumerate(self.groups):
+            tag = model.type_name if names.count(model.type_name) == 1 else \
+                f"{model.type_name}#{g}"
+            for name, spec in model.states.items():
+                self.state_slices[g][name] = layout.add(f"coupler.{tag}.{name}", spec, len(idx))
+
+    def initial(self, y: np.ndarray) -> None:
+        d = self.deflection(y[self.sx])
+        for (model, idx), slices in zip(self.groups, self.state_slices, strict=True):
+            if slices:
+                init = model.initial_state(d[idx])
+                for name, sl in slices.items():
+                    y[sl] = init[name]
+
+    def _states(self, y: np.ndarray, g: int) -> SimpleNamespace:
+        return SimpleNamespace(**{k: y[sl] for k, sl in self.state_slices[g].items()})
+
+    # ---------------------------------------------------------------- forces
     def deflection(self, x: np.ndarray) -> np.ndarray:
         """Deflection of every coupling from the body positions ``x``."""
         return x[:-1] - x[1:] - self.nominal
 
-    def force(self, d: np.ndarray, d_dot: np.ndarray) -> np.ndarray:
-        """Coupler forces (tension +). Uncoupled couplers only push."""
+    def force_at(self, y: np.ndarray) -> np.ndarray:
+        """Coupler forces (tension +) at state ``y``."""
+        x, v = y[self.sx], y[self.sv]
+        return self.force(self.deflection(x), v[:-1] - v[1:], y)
+
+    def force(self, d: np.ndarray, d_dot: np.ndarray, y: np.ndarray | None = None) -> np.ndarray:
+        """Coupler forces (tension +) for deflections, their rates and the models' states
+        (taken from ``y``). An uncoupled coupling carries nothing until its faces touch,
+        and then only pushes."""
         if self._single:
-            f = self.groups[0][0].force(d, d_dot)
+            f = self.groups[0][0].force(d, d_dot, self._states(y, 0) if y is not None
+                                        else SimpleNamespace())
         else:
             f = np.empty(self.count)
-            for model, idx in self.groups:
-                f[idx] = model.force(d[idx], d_dot[idx])
+            for g, (model, idx) in enumerate(self.groups):
+                s = self._states(y, g) if y is not None else SimpleNamespace()
+                f[idx] = model.force(d[idx], d_dot[idx], s)
         if not self.all_coupled:
-            f = np.where(self.coupled, f, np.minimum(f, 0.0))
+            f = np.where(self.coupled, f, np.where(d <= self.lo, np.minimum(f, 0.0), 0.0))
         return f
+
+    def forces(self, t: float, y: np.ndarray, loads: Loads) -> None:
+        if self.count == 0:
+            return
+        cf = self.force_at(y)
+        loads.coupler_force = cf
+        loads.force[:-1] -= cf
+        loads.force[1:] += cf
+
+    def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
+        if not any(self.state_slices):
+            return
+        x, v = y[self.sx], y[self.sv]
+        d, d_dot = self.deflection(x), v[:-1] - v[1:]
+        # Uncoupled couplings whose faces are apart hold their memory: a gear that is
+        # not pushed on does not move (it is reset when the faces meet again).
+        apart = None if self.all_coupled else ~self.coupled & (d > self.lo)
+        for g, (model, idx) in enumerate(self.groups):
+            if self.state_slices[g]:
+                r = model.rates(d[idx], d_dot[idx], self._states(y, g))
+                for name, sl in self.state_slices[g].items():
+                    dy[sl] = r[name] if apart is None else np.where(apart[idx], 0.0, r[name])
 
     @property
     def all_coupled(self) -> bool:
@@ -125,3 +211,71 @@ class Couplings:
         for model, idx in self.groups:
             lo[idx], hi[idx] = model.free_range()
         return lo, hi
+
+    # ---------------------------------------------------------------- events
+    def events(self) -> list[EventBlock]:
+        if self.count == 0:
+            return []
+        blocks = []
+        kinks = np.where(np.isfinite(self.kink_table), self.kink_table, np.inf)
+        if kinks.shape[1]:
+            self._kinks = kinks
+            blocks.append(EventBlock("slack edge", self._slack_edges, 0))
+        blocks.append(EventBlock("coupler break", self._break_margin, -1, self._break))
+        blocks.append(EventBlock("contact", self._contact_gap, -1, self._contact))
+        return blocks
+
+    def _slack_edges(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+        return (self.deflection(y[self.sx])[:, None] - self._kinks).ravel()
+
+    def _break_margin(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
+        watch = np.isfinite(self.break_force) & self.coupled
+        if not watch.any():
+            return None
+        return np.where(watch, self.break_force - self.force_at(y), 1.0)
+
+    def _break(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        force = self.force_at(y)
+        self.coupled[idx] = False
+        for j in idx:
+            self.events_out.append(Event(t, "coupler break", coupling=int(j),
+                                         value=float(force[j]), detail=f"{force[j]:.0f} N"))
+        return y.copy()  # the force law changed: a new start for the solver
+
+    def _contact_gap(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
+        if self.all_coupled:
+            return None
+        return np.where(self.coupled, 1.0, self.deflection(y[self.sx]) - self.lo)
+
+    def _contact(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        v = y[self.sv]
+        closing = v[idx + 1] - v[idx]
+        y = y.copy()
+        self._reset_states(y, idx)  # faces meet: the gears start from rest
+        for j, c in zip(idx, closing, strict=True):
+            joins = bool(c <= self.coupling_speed[j])
+            self.coupled[j] = self.coupled[j] or joins
+            self.events_out.append(Event(t, "coupled" if joins else "impact", coupling=int(j),
+                                         value=float(c), detail=f"{c:.3f} m/s"))
+        return y  # coupled or not, contact is a new start for the solver
+
+    def _reset_states(self, y: np.ndarray, couplings: np.ndarray) -> None:
+        """Put the models' states of ``couplings`` back to their initial values."""
+        d = self.deflection(y[self.sx])
+        for (model, idx), slices in zip(self.groups, self.state_slices, strict=True):
+            rows = np.flatnonzero(np.isin(idx, couplings))
+            if slices and rows.size:
+                init = model.initial_state(d[idx])
+                for name, sl in slices.items():
+                    y[sl][rows] = init[name][rows]
+
+    # --------------------------------------------------------------- signals
+    def signals(self) -> dict[str, Signal]:
+        def deflection(y, loads):
+            return self.deflection(y[self.sx])
+
+        return {
+            "force_N": ("coupling", "N", lambda y, loads: loads.coupler_force),
+            "deflection_m": ("coupling", "m", deflection),
+            "coupled": ("coupling", "1", lambda y, loads: self.coupled.astype(float)),
+        }

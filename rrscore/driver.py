@@ -12,6 +12,7 @@ from .adhesion import RAIL_CONDITIONS, rail_condition_factor
 from .config import Context, FreeTable, Param
 from .dynamics import TrainDynamics
 from .errors import plugin_call
+from .events import Event
 from .track import Route
 from .train import Train
 
@@ -32,25 +33,24 @@ ACTION_SCHEMA = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class Action:
-    """One checked driver action."""
+    """One checked driver action (part of a scenario's description: never changed)."""
 
     time: float | None
     position: float | None
-    vehicles: list[int]
+    vehicles: tuple[int, ...]
     press: str | None
     release: str | None
-    controls: dict[str, float]
+    controls: tuple[tuple[str, float], ...]
     uncouple: int | None = None
     rail_condition: str | None = None
-    done: bool = False
 
     def describe(self) -> str:
         """One line for events.csv: who and what."""
         parts = [f"press {self.press}" if self.press else "",
                  f"release {self.release}" if self.release else "",
-                 " ".join(f"{k}={v:g}" for k, v in self.controls.items()),
+                 " ".join(f"{k}={v:g}" for k, v in self.controls),
                  f"uncouple {self.uncouple}" if self.uncouple is not None else "",
                  f"rails {self.rail_condition}" if self.rail_condition else ""]
         who = (f"vehicle {self.vehicles[0]}" if len(self.vehicles) == 1
@@ -118,32 +118,34 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                     f"found {a['at_point']!r}, expected a point of the route: "
                     + (", ".join(route.points) or "(the route has none)"))
             position = route.points[a["at_point"]]
-        out.append(Action(a.get("at_time"), position, vehicles, a.get("press"),
-                          a.get("release"), controls, a.get("uncouple"), a.get("rail_condition")))
+        out.append(Action(a.get("at_time"), position, tuple(vehicles), a.get("press"),
+                          a.get("release"), tuple(controls.items()), a.get("uncouple"),
+                          a.get("rail_condition")))
     return out
 
 
 class DriverProgram:
-    """Applies due actions to the train's vehicle models."""
+    """Applies due actions to a run's vehicle models; which actions are done is the run's."""
 
-    def __init__(self, actions: list[Action], train: Train, dynamics: TrainDynamics) -> None:
+    def __init__(self, actions: tuple[Action, ...], train: Train,
+                 dynamics: TrainDynamics) -> None:
         self.actions = actions
         self.train = train
         self.dynamics = dynamics
-        self.log: list[tuple[float, str]] = []
+        self.done = np.zeros(len(actions), dtype=bool)
 
     def apply_due(self, t: float, lead_front: float) -> bool:
         """Apply every action whose time has come or whose position the lead has passed;
         return whether any was applied."""
         applied = False
-        for a in self.actions:
-            if a.done:
+        for i, a in enumerate(self.actions):
+            if self.done[i]:
                 continue
             due = (a.time is not None and t >= a.time - 1e-9) or (
                 a.position is not None and lead_front >= a.position)
             if not due:
                 continue
-            a.done = True
+            self.done[i] = True
             applied = True
             tr = self.train
             vehicles = np.array(a.vehicles)
@@ -157,16 +159,19 @@ class DriverProgram:
                     if a.press:
                         model.press(a.press, rows, True)
                 with plugin_call(batch.describe("set_control"), t):
-                    for name, value in a.controls.items():
+                    for name, value in a.controls:
                         model.set_control(name, rows, value)
             if a.uncouple is not None:
                 tr.couplings.coupled[a.uncouple] = False
             if a.rail_condition is not None:
                 self.dynamics.set_rail_condition(rail_condition_factor(a.rail_condition))
-            self.log.append((t, a.describe()))
+            self.dynamics.log.append(Event(t, "driver", vehicle=a.vehicles[0]
+                                           if len(a.vehicles) == 1 else -1,
+                                           coupling=-1 if a.uncouple is None else a.uncouple,
+                                           detail=a.describe()))
         return applied
 
     @property
     def pending(self) -> int:
         """How many actions have not been applied yet."""
-        return sum(not a.done for a in self.actions)
+        return int((~self.done).sum())

@@ -1,11 +1,18 @@
 """Every hook rrscore calls, declared once.
 
 Plugins are modules (or objects) with functions marked ``@rrscore.hookimpl``
-and named like a hook below. They are found through the ``rrscore``
-entry-point group, through plugin directories, and the shipped vehicles and
-plugins are registered the same way. Hooks are called once, at set-up, to
-collect components; the simulation then calls those components directly, never
-pluggy, inside its loop.
+and named like a hook below. rrscore's own plugins (SimpleLoco, the freight
+car, the coupler models, the solvers, the outputs) are registered by import
+(:data:`rrscore.pluginmanager.DEFAULT_PLUGINS`); others are found through the
+``rrscore`` entry-point group and plugin directories.
+
+Two kinds of hooks:
+
+* components (``rrs_vehicle_types``, ``rrs_coupler_models``, ``rrs_solvers``):
+  called once, when the registry is built, to collect classes; the simulation
+  then calls those classes' objects directly, never pluggy, inside its loop;
+* the drive's lifecycle (``rrs_drive_start``, ``rrs_sample``, ``rrs_event``,
+  ``rrs_drive_end``): called by every drive, for outputs and monitoring.
 """
 
 from __future__ import annotations
@@ -43,4 +50,49 @@ def rrs_solvers() -> list[type]:
 
     :return: solver classes (subclasses of :class:`rrscore.Solver`); each
         ``name`` is what scenarios put in ``solver.method``.
+    """
+
+
+# --- the drive's lifecycle ---------------------------------------------------------------
+# Called by every drive, in this order: rrs_drive_start once, then rrs_sample for each row
+# of the time series and rrs_event for each event as they happen, then rrs_drive_end once,
+# however the drive ends (a stop condition, Ctrl-C, a failing plugin or solver). The
+# outputs rrscore writes (timeseries.csv, events.csv, summary.json, the plots) are
+# themselves plugins on these hooks (rrscore.outputs). A plugin keeps what it needs for
+# one drive in ``drive.store[its name]``: several drives may run at once.
+
+
+@hookspec
+def rrs_drive_start(drive) -> None:
+    """Called once before a drive's first step.
+
+    :param drive: the :class:`rrscore.Drive`; ``drive.scenario``, ``drive.out_dir``
+        (a directory, or None when no files are wanted), ``drive.columns`` (the
+        time-series column names), ``drive.store`` (a dict for plugins' own use).
+    """
+
+
+@hookspec
+def rrs_sample(drive, t: float, row: list[float]) -> None:
+    """Called for each sampled row of the time series, in time order.
+
+    :param t: simulated time of the row, s.
+    :param row: the values, in the order of ``drive.columns`` (SI units).
+    """
+
+
+@hookspec
+def rrs_event(drive, event) -> None:
+    """Called for each event (an :class:`rrscore.Event`: slip, coupling, driver action,
+    ...) soon after it happens, in time order."""
+
+
+@hookspec
+def rrs_drive_end(drive, result) -> None:
+    """Called once when the drive has ended, whatever ended it.
+
+    :param result: the :class:`rrscore.DriveResult`: ``summary`` (its
+        ``stop_reason`` says why the drive ended), ``series``, ``events``. A plugin
+        may add keys to ``result.summary`` (before ``summary.json`` is written,
+        which happens last) and write files into ``drive.out_dir``.
     """

@@ -1,11 +1,22 @@
 """Advancing a solver to a time bound while locating events.
 
 After every step the event functions of the dynamics are compared at both
-ends. If one changed sign, the earliest crossing is found by bisection on the
-solver's dense output, the step is taken again to end exactly there, and the
-event's action (a mode change, a velocity set to exactly zero) is applied
-before integration restarts. Discontinuities therefore fall on step
-boundaries instead of being smeared across a step.
+ends. If one changed sign, the earliest crossing is found by the Illinois
+method on the solver's dense output, the step is taken again to end exactly
+there, and the event's action (a mode change, a velocity set to exactly zero)
+is applied before integration restarts. Discontinuities therefore fall on step
+boundaries instead of being smeared across a step. Within a step the
+right-hand side is smooth: the modes that would make it jump (the direction
+friction acts in, rolling or slipping, coupled or not) are held over the step
+and change only at these events.
+
+Every stretch of time the integrator commits (a step, or the part of a step up
+to an event) is handed to ``on_segment`` with an interpolant valid on it, so
+outputs are sampled from the dense output instead of forcing steps to end at
+sample times.
+
+A solver step that fails (step size underflow, a non-finite state) is a
+status, not an exception: :meth:`Integrator.advance` returns the message.
 """
 
 from __future__ import annotations
@@ -19,10 +30,34 @@ from .solvers import Solver
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
+#: An event function this close to zero, relative to its value at the step start, is on
+#: its surface: the event is acted on now even if rounding left it a hair before.
+ON_SURFACE = 1e-5
 
 
-def _values(dyn: TrainDynamics, t: float, y: np.ndarray, f: np.ndarray) -> list:
-    return [b.values(t, y, f) for b in dyn.events]
+class Segment:
+    """A committed stretch ``[t0, t1]`` of the solution with an interpolant on it."""
+
+    __slots__ = ("t0", "y0", "f0", "t1", "y1", "f1", "_dense")
+
+    def __init__(self, t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray,
+                 f1: np.ndarray, dense: Callable[[float], np.ndarray] | None) -> None:
+        self.t0, self.y0, self.f0, self.t1, self.y1, self.f1 = t0, y0, f0, t1, y1, f1
+        self._dense = dense
+
+    def __call__(self, t: float) -> np.ndarray:
+        """The state at ``t`` in ``[t0, t1]``: the solver's own dense output where the
+        segment is one whole step, else cubic Hermite between its ends."""
+        if t >= self.t1:
+            return self.y1
+        if t <= self.t0:
+            return self.y0
+        if self._dense is not None:
+            return self._dense(t)
+        h = self.t1 - self.t0
+        s = (t - self.t0) / h
+        return ((1 + 2 * s) * (1 - s) ** 2 * self.y0 + s * (1 - s) ** 2 * h * self.f0
+                + s * s * (3 - 2 * s) * self.y1 + s * s * (s - 1) * h * self.f1)
 
 
 def _crossed(block, g0, g1) -> np.ndarray:
@@ -35,16 +70,15 @@ def _crossed(block, g0, g1) -> np.ndarray:
 class Integrator:
     """Drives a :class:`Solver` over the dynamics of a train, with event location.
 
-    :param on_step: called after every accepted step with ``(t, y)``.
+    :param on_segment: called with every committed :class:`Segment`, in time order.
     """
 
     def __init__(self, solver: Solver, dyn: TrainDynamics,
-                 on_step: Callable[[float, np.ndarray], None] | None = None) -> None:
+                 on_segment: Callable[[Segment], None] | None = None) -> None:
         self.solver = solver
         self.dyn = dyn
-        self.on_step = on_step
+        self.on_segment = on_segment
         self.event_counts: dict[str, int] = {b.name: 0 for b in dyn.events}
-        solver.crossing = dyn.crosses_jump
 
     def _derivative(self) -> np.ndarray:
         s = self.solver
@@ -52,9 +86,13 @@ class Integrator:
             s.f = s._eval(s.t, s.y)
         return s.f
 
+    def _values(self, t: float, y: np.ndarray, f: np.ndarray) -> list:
+        return [b.values(t, y, f) for b in self.dyn.events]
+
     def restart(self, t: float, y: np.ndarray) -> None:
         """Restart from ``(t, y)`` after inputs changed; fire condition events that hold now."""
         s, dyn = self.solver, self.dyn
+        dyn.start_step(y)
         s.reset(t, y)
         for _ in range(4):  # one mode change can enable another; a few rounds settle it
             f = self._derivative()
@@ -69,118 +107,100 @@ class Integrator:
                 if idx.size:
                     y = block.action(s.t, s.y, idx)
                     if y is not s.y:  # the action may decline (returns y itself)
+                        dyn.start_step(y)
                         s.reset(s.t, y)
                         self.event_counts[block.name] += idx.size
                         fired = True
             if not fired:
                 return
 
-    def advance(self, t_end: float) -> None:
-        """Integrate to exactly ``t_end``."""
+    def _commit(self, t0: float, y0: np.ndarray, f0: np.ndarray, whole_step: bool) -> None:
+        s = self.solver
+        if self.on_segment is not None and s.t > t0:
+            dense = s.dense if whole_step and s.t_old == t0 else None
+            self.on_segment(Segment(t0, y0, f0, s.t, s.y, self._derivative(), dense))
+
+    def advance(self, t_end: float) -> str | None:
+        """Integrate to exactly ``t_end``. Returns None, or the solver's message if a step
+        failed (the solver then stands at the last good point)."""
         s, dyn = self.solver, self.dyn
-        g_old = _values(dyn, s.t, s.y, self._derivative())
-        located: tuple[int, int] | None = None  # a kink landed on but not yet crossed
+        g_old = self._values(s.t, s.y, self._derivative())
         while s.t < t_end:
             t0, y0, f0 = s.t, s.y, s.f
-            forced = False
-            s.step(t_end)
-            g_new = _values(dyn, s.t, s.y, s.f)
+            ok, message = s.step(t_end)
+            if not ok:
+                return message or f"solver {s.name} failed at t = {s.t:.6g} s"
+            g_new = self._values(s.t, s.y, s.f)
             hits = [
                 None if a is None or b is None else _crossed(blk, a, b)
                 for blk, a, b in zip(dyn.events, g_old, g_new, strict=True)
             ]
-            if located is not None and hits[located[0]] is not None:
-                # The dense output put it a hair early; this step takes it in stride.
-                hits[located[0]][located[1]] = False
-            located = None
             if not any(h is not None and h.any() for h in hits):
+                self._commit(t0, y0, f0, True)
+                dyn.commit(s.y)
                 g_old = g_new
-                if self.on_step:
-                    self.on_step(s.t, s.y)
                 continue
 
             t_star, (b, j) = self._locate(t0, g_old, g_new, hits)
-            if not dyn.events[b].smooth:
-                forced = self._refine(t0, y0, f0, g_old[b][j], b, j, t_star, t_end)
-            elif t_star < s.t and t_star - t0 > EVENT_RTOL * max(1.0, abs(t0)):
-                # a kink: the dense output locates it well; a crossing this close
-                # to the step start is taken as the step's own
+            whole = True
+            if t_star < s.t and t_star - t0 > EVENT_RTOL * max(1.0, abs(t0)):
+                # end the step on the surface: take it again from its start, shorter
                 s.t, s.y, s.f = t0, y0, f0
-                self._step_to(t_star)
-                blk = dyn.events[b]
-                g = blk.values(s.t, s.y, s.f)
-                if g is not None and not _crossed(blk, g_old[b][j:j + 1], g[j:j + 1])[0]:
-                    if blk.action is None:
-                        located = (b, j)  # a bare kink: let the next step take it
-                    else:
-                        forced = True  # on the surface within tolerance: act now
+                message = self._step_to(t_star)
+                if message is not None:
+                    return message
+                whole = s.t_old == t0
+            self._commit(t0, y0, f0, whole)
             f_now = self._derivative()
-            if self.on_step:
-                self.on_step(s.t, s.y)
             y = s.y
             acted = False
-            for blk, g0, hit in zip(dyn.events, g_old, hits, strict=True):
+            landed: list[tuple[int, np.ndarray]] = []  # on a surface, not past it
+            for b, (blk, g0, hit) in enumerate(zip(dyn.events, g_old, hits, strict=True)):
                 if hit is None or not hit.any():
                     continue
                 idx = np.flatnonzero(hit)
-                crossed = _crossed(blk, g0[idx], blk.values(s.t, y, f_now)[idx])
-                if forced and blk is dyn.events[b]:
-                    crossed |= idx == j  # on the surface itself, by construction
-                idx = idx[crossed]
-                if idx.size:
-                    if blk.action is None:
-                        self.event_counts[blk.name] += idx.size
-                        continue
-                    new = blk.action(s.t, y, idx)
-                    if new is not y:  # the action may decline (returns y itself)
-                        self.event_counts[blk.name] += idx.size
-                        y, acted = new, True
+                g_now = blk.values(s.t, y, f_now)
+                if g_now is None:
+                    continue
+                g_now = g_now[idx]
+                # crossed, or on the surface within rounding (the dense output may put
+                # the step end a hair before it): several events at one instant (a
+                # contact where a slack edge is) are all acted on now, none a step late
+                crossed = _crossed(blk, g0[idx], g_now)
+                on = crossed | (np.abs(g_now) <= ON_SURFACE * np.abs(g0[idx]))
+                if (on & ~crossed).any():
+                    landed.append((b, idx[on & ~crossed]))
+                idx = idx[on]
+                if not idx.size:
+                    continue
+                if blk.action is None:
+                    self.event_counts[blk.name] += idx.size
+                    continue
+                new = blk.action(s.t, y, idx)
+                if new is not y:  # the action may decline (returns y itself)
+                    self.event_counts[blk.name] += idx.size
+                    y, acted = new, True
             if acted:
                 self.restart(s.t, y)
-            g_old = _values(dyn, s.t, s.y, self._derivative())
+            else:
+                dyn.commit(s.y)
+            g_old = self._values(s.t, s.y, self._derivative())
+            for b, idx in landed:
+                # taken as crossed: put it on the far side so the next step does not
+                # find the same crossing again
+                g = g_old[b]
+                if g is not None:
+                    g_old[b] = g = g.copy()
+                    g[idx] = np.sign(g_new[b][idx]) * np.maximum(np.abs(g[idx]), 1e-300)
+        return None
 
-    def _step_to(self, t: float) -> None:
+    def _step_to(self, t: float) -> str | None:
         s = self.solver
         while s.t < t:  # a step shorter than one just taken is almost always accepted at once
-            s.step(t)
-
-    def _refine(self, t0: float, y0: np.ndarray, f0: np.ndarray, g0: float, b: int, j: int,
-                t_est: float, t_end: float) -> bool:
-        """Move the solver onto the zero of component ``j`` of event block ``b``.
-
-        Where the right-hand side jumps at the surface, the dense output of a
-        step across it is biased, and so is any step whose stages touch it. So
-        the root is approached from the side before it only: each step aims just
-        short of the root extrapolated from the last two points before it, and
-        the final gap, below the tolerance, is a first-order Taylor step.
-        Returns False if the component turns away (no crossing after all).
-        """
-        s, blk = self.solver, self.dyn.events[b]
-        h = s.t - t0
-        tol = max(EVENT_RTOL * h, 1e-14 * max(1.0, abs(t0)))
-        befores = [(t0, y0, f0, g0)]
-        t_after = s.t  # known to be past the crossing
-        t_root = min(t_est, t_after)
-        for _ in range(12):
-            tb, yb, fb, gb = befores[-1]
-            if t_root - tb <= tol:
-                break
-            s.t, s.y, s.f = tb, yb, fb
-            self._step_to(tb + 0.999 * (t_root - tb))
-            g = float(blk.values(s.t, s.y, s.f)[j])
-            if (g < 0) if g0 > 0 else (g > 0):
-                t_after = s.t
-                t_root = 0.5 * (tb + t_after)
-                continue
-            befores.append((s.t, s.y, s.f, g))
-            (ta, _, _, ga), (tb, _, _, gb) = befores[-2], befores[-1]
-            slope = (gb - ga) / (tb - ta)
-            if slope == 0.0 or (gb > 0) == (slope > 0):
-                return False  # turning away: leave it to the next step
-            t_root = min(tb - gb / slope, t_after)
-        tb, yb, fb, _ = befores[-1]
-        s.t, s.y, s.f = t_root, yb + (t_root - tb) * fb, None
-        return True
+            ok, message = s.step(t)
+            if not ok:
+                return message
+        return None
 
     def _locate(self, t0: float, g_old: list, g_new: list,
                 hits: list) -> tuple[float, tuple[int, int]]:

@@ -1,17 +1,19 @@
 """Finding plugins and collecting what they provide into a :class:`Registry`.
 
-Three sources, one mechanism (pluggy):
+Four sources, one mechanism (pluggy):
 
-1. the ``rrscore`` entry-point group: pip-installed packages, and the vehicles
-   and plugins shipped with rrscore, which its own ``pyproject.toml`` lists;
-2. plugin directories named in a scenario (``plugin_dirs``), on the command
+1. rrscore's own plugins, registered by import (:data:`DEFAULT_PLUGINS`), so
+   they are there however rrscore was installed;
+2. the ``rrscore`` entry-point group: pip-installed packages;
+3. plugin directories named in a scenario (``plugin_dirs``), on the command
    line (``--plugins DIR``) or in the ``RRS_PLUGIN_PATH`` environment variable:
    every ``*.py`` file and every package (folder with ``__init__.py``) in them;
-3. objects registered from Python (:func:`load_registry` ``extra=``).
+4. objects registered from Python (:func:`load_registry` ``extra=``).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -31,6 +33,18 @@ from .solvers import check_solver_type
 from .vehicle import check_vehicle_type
 
 ENTRY_POINT_GROUP = "rrscore"
+
+#: rrscore's own plugins, registered by import before any other (as pytest and llm do).
+DEFAULT_PLUGINS = (
+    "rrscore.vehicles.simple_loco",
+    "rrscore.vehicles.freight_car",
+    "rrscore.plugins.couplers",
+    "rrscore.solvers",
+    "rrscore.outputs.timeseries",
+    "rrscore.outputs.eventlog",
+    "rrscore.outputs.plots",
+    "rrscore.outputs.summary",
+)
 PATH_ENV = "RRS_PLUGIN_PATH"
 
 
@@ -52,6 +66,13 @@ class Registry:
     solvers: dict[str, type] = field(default_factory=dict)
     plugins: list[PluginInfo] = field(default_factory=list)
     origin: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: The plugin manager, for the drive's lifecycle hooks (``hook.rrs_sample(...)``).
+    manager: pluggy.PluginManager | None = None
+
+    @property
+    def hook(self):
+        """The lifecycle hooks to call (``registry.hook.rrs_drive_start(drive=...)``)."""
+        return self.manager.hook
 
     def get(self, kind: str, name: str) -> type:
         """The component ``name`` of ``kind`` ('vehicle_types', ...); KeyError if absent."""
@@ -105,6 +126,12 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
     pm.add_hookspecs(hookspecs)
     sources: dict[str, str] = {}
 
+    for modname in DEFAULT_PLUGINS:
+        module = importlib.import_module(modname)
+        name = modname.removeprefix("rrscore.")
+        pm.register(module, name=name)
+        sources[name] = f"built in: {modname}"
+
     if use_entry_points:
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try:
@@ -114,7 +141,7 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
                     f"plugin {ep.name!r} (entry point {ep.value}): import failed: "
                     f"{type(exc).__name__}: {exc}"
                 ) from exc
-            if pm.is_registered(module):
+            if pm.is_registered(module) or pm.get_plugin(ep.name) is not None:
                 continue
             pm.register(module, name=ep.name)
             dist = getattr(ep, "dist", None)
@@ -167,5 +194,13 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
                 table[cname] = cls
                 registry.origin[(kind, cname)] = plugin_name
                 infos[plugin_name].provides.setdefault(kind, []).append(cname)
+    for name, plugin in pm.list_name_plugin():
+        for hook_name in _LIFECYCLE:
+            if hasattr(plugin, hook_name):
+                infos[name].provides.setdefault("hooks", []).append(hook_name)
     registry.plugins = sorted(infos.values(), key=lambda i: i.name)
+    registry.manager = pm
     return registry
+
+
+_LIFECYCLE = ("rrs_drive_start", "rrs_sample", "rrs_event", "rrs_drive_end")

@@ -15,8 +15,10 @@ class Recorder:
 
     FLUSH_SECONDS = 1.0
 
-    def __init__(self, columns: list[str], path: str | Path | None = None) -> None:
+    def __init__(self, columns: list[str], path: str | Path | None = None,
+                 keep: bool = True) -> None:
         self.columns = columns
+        self.keep = keep  # keep rows in memory (for series()); a file writer need not
         self.rows: list[list[float]] = []
         self._fh = None
         self._writer = None
@@ -29,7 +31,8 @@ class Recorder:
 
     def record(self, row: list[float]) -> None:
         """Add one row (values in column order)."""
-        self.rows.append(row)
+        if self.keep:
+            self.rows.append(row)
         if self._writer is not None:
             self._writer.writerow([f"{v:.10g}" for v in row])
             now = time.monotonic()

@@ -46,6 +46,7 @@ from ._formulas import by_name as _formulas
 from ._formulas import check_params as _check_params
 from ._formulas import finite as _finite
 from ._formulas import result as _result
+from .units import G
 
 __all__ = [
     "AIR_DENSITY",
@@ -60,12 +61,16 @@ __all__ = [
     "RunningResistance",
     "StartingResistance",
     "air_drag",
+    "air_force",
     "curve_specific",
     "curve_specific_area",
     "grade_force",
+    "gravity_force",
+    "quadratic_force",
     "running_resistance",
     "specific_to_force",
     "starting_resistance",
+    "starting_force",
     "starting_resistance_specific",
     "total_resistance",
     "tunnel_drag_factor",
@@ -74,8 +79,6 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-G = 9.80665
-"""Standard gravity [m/s^2]."""
 
 KMH_PER_MS = 3.6
 """km/h per m/s: ``V_kmh = KMH_PER_MS * v``."""
@@ -120,6 +123,34 @@ def specific_to_force(w: ArrayLike, mass_kg: float) -> float | np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
+# Array kernels: the formulas below as the simulation evaluates them, for whole trains at
+# once and without checks. The checked functions further down call these, so each piece of
+# physics is written once.
+# --------------------------------------------------------------------------------------------
+
+
+def quadratic_force(speed: np.ndarray, c0: np.ndarray, c1: np.ndarray,
+                    c2: np.ndarray) -> np.ndarray:
+    """Running resistance magnitude ``c0 + c1*speed + c2*speed**2`` [N], ``speed = |v|``."""
+    return c0 + speed * (c1 + c2 * speed)
+
+
+def starting_force(speed: np.ndarray, force0: np.ndarray, v_blend: np.ndarray) -> np.ndarray:
+    """Extra starting resistance ``force0 * max(0, 1 - speed/v_blend)`` [N]."""
+    return force0 * np.maximum(0.0, 1.0 - speed / v_blend)
+
+
+def gravity_force(weight: np.ndarray, grade: np.ndarray) -> np.ndarray:
+    """Gravity along the track [N] for weights ``m g``: ``-m g sin(atan(grade))``, exactly."""
+    return -weight * grade / np.sqrt(1.0 + grade * grade)
+
+
+def air_force(relative_v: np.ndarray, half_rho_cd_a: np.ndarray) -> np.ndarray:
+    """Signed air force ``-0.5 rho CdA u|u|`` [N] at air speed ``u = v - wind``."""
+    return -half_rho_cd_a * relative_v * np.abs(relative_v)
+
+
+# --------------------------------------------------------------------------------------------
 # Running resistance
 # --------------------------------------------------------------------------------------------
 
@@ -156,8 +187,8 @@ class RunningResistance:
 
     def force(self, v: ArrayLike) -> float | np.ndarray:
         """Resistance magnitude [N] at speed ``v`` [m/s]; arrays are evaluated elementwise."""
-        v = np.asarray(v, dtype=float)
-        return _result(self.c0 + self.c1 * np.abs(v) + self.c2 * v * v)
+        speed = np.abs(np.asarray(v, dtype=float))
+        return _result(quadratic_force(speed, self.c0, self.c1, self.c2))
 
     def with_aero_factor(self, factor: float) -> RunningResistance:
         """Copy with the v**2 (aerodynamic) coefficient multiplied by ``factor`` (e.g. tunnels).
@@ -368,8 +399,8 @@ class StartingResistance:
 
     def force(self, v: ArrayLike) -> float | np.ndarray:
         """Extra starting resistance magnitude [N] at speed ``v`` [m/s]; arrays ok."""
-        v = np.asarray(v, dtype=float)
-        return _result(self.force0 * np.maximum(0.0, 1.0 - np.abs(v) / self.v_blend))
+        speed = np.abs(np.asarray(v, dtype=float))
+        return _result(starting_force(speed, self.force0, self.v_blend))
 
 
 def starting_resistance(
@@ -474,7 +505,7 @@ def grade_force(mass_kg: ArrayLike, grade_ratio: ArrayLike) -> float | np.ndarra
     """
     m = np.asarray(mass_kg, dtype=float)
     i = np.asarray(grade_ratio, dtype=float)
-    return _result(-m * G * i / np.sqrt(1.0 + i * i))
+    return _result(gravity_force(m * G, i))
 
 
 def air_drag(
@@ -494,7 +525,7 @@ def air_drag(
     if cd_a < 0.0 or rho < 0.0:
         raise ValueError(f"cd_a and rho must be >= 0, got cd_a={cd_a!r}, rho={rho!r}")
     rel = np.asarray(v, dtype=float) - np.asarray(wind_v, dtype=float)
-    return _result(-0.5 * rho * cd_a * rel * np.abs(rel))
+    return _result(air_force(rel, 0.5 * rho * cd_a))
 
 
 def tunnel_drag_factor(blockage_ratio: ArrayLike, k: float = 1.0) -> float | np.ndarray:

@@ -3,7 +3,8 @@ conditions and outputs; and checking any config file (``rrs validate``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +16,17 @@ from .config import (
     Param,
     Section,
     TableList,
+    freeze,
     include,
     load_toml,
     strip_private,
+    thaw,
     validate,
 )
 from .driver import ACTION_SCHEMA, Action, check_actions
 from .pluginmanager import Registry, load_registry
 from .track import ROUTE_SCHEMA, Route
-from .train import TRAIN_SCHEMA, Train
+from .train import TRAIN_SCHEMA, Train, resolve_train
 from .vehicle import VEHICLE_SCHEMA
 
 SCENARIO_SCHEMA = {
@@ -97,26 +100,88 @@ VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Scenario:
-    """A checked scenario, ready to drive."""
+    """A checked scenario: an immutable description of a test drive.
 
-    config: dict[str, Any]
+    It holds the resolved config (read-only, every default filled in, SI
+    units), the route, the checked driver actions and where it came from. It
+    holds no plugin objects and no state of any run: each run builds its own
+    train from it (:meth:`build_train`), so one scenario runs any number of
+    times, in any process, with the same result. It pickles (the plugin
+    registry is found again in the receiving process, from ``plugin_dirs``).
+    """
+
+    config: Mapping[str, Any]
     file: str | None
-    registry: Registry
-    train: Train
     route: Route
-    actions: list[Action]
+    actions: tuple[Action, ...]
     start_position: float
     stop_position: float | None
+    plugin_dirs: tuple[str, ...] = ()
+    _registry: Registry | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def registry(self) -> Registry:
+        """The plugins this scenario was checked against (loaded again after unpickling)."""
+        if self._registry is None:
+            object.__setattr__(self, "_registry", load_registry(self.plugin_dirs))
+        return self._registry  # type: ignore[return-value]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_registry"] = None  # classes from plugin directories do not travel
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def build_train(self) -> Train:
+        """A new :class:`Train` with fresh vehicle-model objects, for one run."""
+        return Train(self.config["train"], self.registry)
+
+    @property
+    def train(self) -> Train:
+        """A new train built from this scenario (see :meth:`build_train`); for checks."""
+        return self.build_train()
+
+    def with_values(self, values: Mapping[str, Any]) -> Scenario:
+        """A new scenario with some keys changed, checked like a file: ``values`` maps
+        dotted key paths of the ``[scenario]`` table to values, with units as in a file
+        (``{"stop.max_time": "10 min", "train.vehicles[1].payload_fraction": 0.5}``).
+        This scenario is left as it is."""
+        table = strip_private(thaw(self.config))
+        for path, value in values.items():
+            _set_path(table, path, value)
+        ctx = Context(self.file or "<scenario>", "scenario", Path.cwd())
+        return scenario_from_table(table, ctx, self.registry, self.plugin_dirs)
 
     def resolved(self) -> dict[str, Any]:
         """The whole scenario with defaults filled in and units normalised (SI)."""
-        return {"scenario": strip_private(self.config)}
+        return {"scenario": strip_private(thaw(self.config))}
 
     def write_resolved(self, path: str | Path) -> None:
         """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
         Path(path).write_text(tomli_w.dumps(self.resolved()), encoding="utf-8")
+
+
+def _set_path(table: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``a.b[2].c`` in nested tables and lists; KeyError naming the path if absent."""
+    node: Any = table
+    parts = path.replace("]", "").replace("[", ".").split(".")
+    for i, part in enumerate(parts):
+        key: Any = int(part) if part.isdigit() else part
+        last = i == len(parts) - 1
+        try:
+            if last:
+                if isinstance(node, dict) or (isinstance(node, list) and key < len(node)):
+                    node[key] = value
+                else:
+                    raise KeyError(key)
+            else:
+                node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"scenario has no key {path!r}") from None
 
 
 def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:
@@ -136,13 +201,15 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     cfg = validate(data, SCENARIO_SCHEMA, ctx)
     dirs = [str((ctx.base_dir / d).resolve()) for d in cfg["plugin_dirs"]]
     cfg["plugin_dirs"] = dirs
+    all_dirs = tuple(dict.fromkeys([*dirs, *(str(Path(d).resolve()) for d in plugin_dirs)]))
     if registry is None:
-        registry = load_registry([*dirs, *plugin_dirs])
+        registry = load_registry(all_dirs)
     solver = cfg["solver"]["method"]
     if solver not in registry.solvers:
         raise ctx.child("solver").child("method").error(
             f"found {solver!r}, expected a solver: one of {', '.join(sorted(registry.solvers))}")
     route = Route.from_config(cfg["route"])
+    resolve_train(cfg["train"], registry)
     train = Train(cfg["train"], registry)
 
     start = cfg["start"]
@@ -171,13 +238,14 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     _check_names(cfg["output"]["vehicles"], None, train.count, out.child("vehicles"), "vehicle")
     _check_names(cfg["output"]["couplings"], None, train.count - 1, out.child("couplings"),
                  "coupling")
-    plugin_signals = {s for b in train.batches for s in b.model.signals}
+    plugin_signals = {s for b in train.batches for s in (*b.model.signals, *b.model.states)}
     _check_names(cfg["output"]["vehicle_signals"], [*VEHICLE_SIGNALS, *sorted(plugin_signals)],
                  None, out.child("vehicle_signals"), "signal")
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
-    return Scenario(cfg, ctx.file, registry, train, route, actions, position, stop_position)
+    return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
+                    all_dirs, registry)
 
 
 def load_scenario(path: str | Path, registry: Registry | None = None,
@@ -219,12 +287,15 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
         return f"route {route.name!r}: {len(route.starts)} elements, {route.length:.0f} m"
     if kind == "train":
         body = include(full, Include(TRAIN_SCHEMA, what="train", file_key="train"), ctx)
+        resolve_train(body, registry)
         train = Train(body, registry)
         return f"train {train.name!r}: {train.count} vehicles, {train.total_mass / 1000:.0f} t"
     # a vehicle file: check it the way a train would use it
     vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
-    train = Train({"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
-                   "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
-                                 "orientation": "forward", "coupling": {}}],
-                   "_source": (str(p), "", str(p.resolve().parent))}, registry)
+    body = {"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
+            "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
+                          "orientation": "forward", "coupling": {}, "coupled": True}],
+            "_source": (str(p), "", str(p.resolve().parent))}
+    resolve_train(body, registry)
+    train = Train(body, registry)
     return f"vehicle {train.batches[0].model.name!r} ({train.batches[0].model.type_name})"

@@ -1,12 +1,13 @@
 """A train: vehicles in order, batched by type into models, with every per-vehicle,
 per-axle and per-coupling parameter laid out as arrays for the dynamics.
 
-Vehicle 0 leads; the train runs towards +x. Vehicles built from the same
-vehicle config share one model object (a *batch*).
+Vehicle 0 leads; the train runs towards +x. Vehicles of one type share one
+model object (a *batch*), whatever configs they were built from.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +22,13 @@ from .config import (
     Section,
     TableList,
     source_context,
+    stack_params,
     validate,
 )
 from .couplers import COUPLING_SCHEMA, Couplings
 from .errors import ConfigError, plugin_call
 from .pluginmanager import Registry
+from .units import G
 from .vehicle import VEHICLE_SCHEMA, VehicleModel
 
 TRAIN_VEHICLE_SCHEMA = {
@@ -46,9 +49,6 @@ TRAIN_SCHEMA = {
     "vehicles": TableList(TRAIN_VEHICLE_SCHEMA, "vehicles, lead first", min_items=1),
 }
 """The ``[train]`` table of a train file (or a scenario's inline train)."""
-
-G = resistance.G
-
 
 @dataclass
 class Batch:
@@ -106,54 +106,98 @@ def _adhesion_params(adh: dict) -> dict[str, Any]:
     return {k: adh[k] for k in names if adh.get(k) is not None}
 
 
-class Train:
-    """The assembled train. Built from a normalised ``[train]`` table and a plugin registry."""
+def resolve_train(train: dict[str, Any], registry: Registry) -> None:
+    """Check, at load time, what only the plugins can check: each vehicle config's type,
+    formulas and ``[params]``, and each coupling's model and params. Fills the checked
+    values into ``train`` (a fresh, mutable table), so the scenario that holds it is the
+    whole, resolved description; :class:`Train` then builds from it without changing it.
+    """
+    for entry in train["vehicles"]:
+        cfg = entry["config"]
+        veh = cfg["vehicle"]
+        ctx = source_context(cfg, "vehicle")
+        cls = registry.vehicle_types.get(veh["type"])
+        if cls is None:
+            err = _unknown(ctx.child("type"), veh["type"], list(registry.vehicle_types),
+                           "vehicle type")
+            raise type(err)(err.file, err.key, err.message + " (a plugin's type? load it "
+                            "with --plugins DIR or the scenario's plugin_dirs)")
+        _check_vehicle_formulas(veh, ctx)
+        if not cfg.get("_checked"):
+            cfg["params"] = validate(cfg["params"], cls.params, source_context(cfg, "params"))
+            cfg["_checked"] = True
+    default = train["coupling"]
+    train_ctx = source_context(train, "coupling")
+    _check_coupling(default, registry, train_ctx)
+    for e_i, entry in enumerate(train["vehicles"]):
+        if entry["coupling"] and not entry["coupling"].get("_checked"):
+            ctx = source_context(train, "vehicles").child(e_i).child("coupling")
+            merged = {**default, **entry["coupling"]}
+            if "params" not in entry["coupling"] and merged["model"] != default["model"]:
+                merged["params"] = {}
+            merged = validate(merged, COUPLING_SCHEMA, ctx)
+            _check_coupling(merged, registry, ctx)
+            merged["_checked"] = True
+            entry["coupling"] = merged
 
-    def __init__(self, train: dict[str, Any], registry: Registry) -> None:
+
+def _check_coupling(setting: dict[str, Any], registry: Registry, ctx: Context) -> None:
+    cls = registry.coupler_models.get(setting["model"])
+    if cls is None:
+        raise _unknown(ctx.child("model"), setting["model"], list(registry.coupler_models),
+                       "coupler model")
+    if not setting.get("_params_checked"):
+        setting["params"] = validate(setting["params"], cls.params, ctx.child("params"))
+        setting["_params_checked"] = True
+
+
+class Train:
+    """The assembled train, built afresh for each run from a resolved ``[train]`` table
+    (see :func:`resolve_train`) and a plugin registry. It never writes into the table."""
+
+    def __init__(self, train: Mapping[str, Any], registry: Registry) -> None:
         self.name = train["name"]
         entries = train["vehicles"]
 
-        # Expand entries into vehicles and group them into batches by vehicle config.
-        groups: dict[int, list[int]] = {}
+        # Expand entries into vehicles; batch them by vehicle type (one model object per
+        # type, and per axle count, since Q_a has one column per axle).
         entry_of: list[int] = []
         for e_i, entry in enumerate(entries):
-            for _ in range(entry["count"]):
-                groups.setdefault(id(entry["config"]), []).append(len(entry_of))
-                entry_of.append(e_i)
+            entry_of += [e_i] * entry["count"]
         n = len(entry_of)
         self.count = n
         self.entry_of = np.array(entry_of)
+        vehicles = [entries[e]["config"] for e in entry_of]  # per vehicle: its config
         self.orientation = np.array(
             [1.0 if entries[e]["orientation"] == "forward" else -1.0 for e in entry_of]
         )
         payload = np.array([entries[e]["payload_fraction"] for e in entry_of])
+        groups: dict[tuple[str, int], list[int]] = {}
+        for i, cfg in enumerate(vehicles):
+            veh = cfg["vehicle"]
+            groups.setdefault((veh["type"], veh["num_axis"]), []).append(i)
 
         self.batches: list[Batch] = []
         self.batch_of = np.zeros(n, dtype=int)
         self.row_of = np.zeros(n, dtype=int)
-        axle_counts = np.zeros(n, dtype=int)
-        for b_i, index in enumerate(groups.values()):
-            cfg = entries[entry_of[index[0]]]["config"]
-            veh = cfg["vehicle"]
-            ctx = source_context(cfg, "vehicle")
-            cls = registry.vehicle_types.get(veh["type"])
-            if cls is None:
-                err = _unknown(ctx.child("type"), veh["type"], list(registry.vehicle_types),
-                               "vehicle type")
-                raise type(err)(err.file, err.key, err.message + " (a plugin's type? load it "
-                                "with --plugins DIR or the scenario's plugin_dirs)")
-            _check_vehicle_formulas(veh, ctx)
-            cfg["params"] = validate(cfg["params"], cls.params, source_context(cfg, "params"))
-            batch = Batch(None, cfg["_source"][0] or "<inline>",  # type: ignore[arg-type]
-                          np.zeros((len(index), veh["num_axis"]), dtype=int),
-                          registry.origin.get(("vehicle_types", veh["type"]), "?"))
-            batch.model = cls(cfg, cfg["params"], np.array(index), payload[index])
+        axle_counts = np.array([cfg["vehicle"]["num_axis"] for cfg in vehicles], dtype=int)
+        for b_i, ((type_name, _), index) in enumerate(groups.items()):
+            cls = registry.vehicle_types[type_name]
+            rows = [vehicles[i] for i in index]
+            sources = sorted({cfg["_source"][0] or "<inline>" for cfg in rows})
+            batch = Batch(None, ", ".join(sources),  # type: ignore[arg-type]
+                          np.zeros((len(index), axle_counts[index[0]]), dtype=int),
+                          registry.origin.get(("vehicle_types", type_name), "?"))
+            params = stack_params([cfg["params"] for cfg in rows], cls.params)
+            with plugin_call(f"vehicle plugin {type_name!r} ({batch.plugin}) in __init__() "
+                             f"for {describe_vehicles(np.array(index))}"):
+                batch.model = cls([cfg["vehicle"] for cfg in rows], params, np.array(index),
+                                  payload[index])
             with plugin_call(batch.describe("setup")):
                 batch.model.setup()
             self.batches.append(batch)
             self.batch_of[index] = b_i
             self.row_of[index] = np.arange(len(index))
-            axle_counts[index] = veh["num_axis"]
 
         # Axles: each vehicle's wheelsets are contiguous, vehicles in train order.
         first_axle = np.concatenate([[0], np.cumsum(axle_counts)[:-1]])
@@ -162,9 +206,11 @@ class Train:
         for b in self.batches:
             b.axles = first_axle[b.model.index][:, None] + np.arange(b.model.num_axis)[None, :]
 
-        self.mass = np.zeros(n)
-        self.length = np.zeros(n)
         self.num_axis = axle_counts
+        self.mass = np.zeros(n)
+        for b in self.batches:
+            self.mass[b.model.index] = b.model.mass
+        self.length = np.array([cfg["vehicle"]["length"] for cfg in vehicles], dtype=float)
         self.c0 = np.zeros(n)
         self.c1 = np.zeros(n)
         self.c2 = np.zeros(n)
@@ -175,51 +221,48 @@ class Train:
         self.tunnel_factor = np.ones(n)  # multiplier on aerodynamic terms fully in a tunnel
         self.axle_radius = np.zeros(self.axle_count)
         self.axle_inertia = np.zeros(self.axle_count)
-        self.adhesion_laws: list = []  # psi(v) per batch
+        self.adhesion_laws: list = []  # psi(v), one per distinct adhesion table
         self.axle_law = np.zeros(self.axle_count, dtype=int)
         self.creep_slip = np.zeros(self.axle_count)
         self.kinetic_ratio = np.zeros(self.axle_count)
         self.rail_factor = np.ones(self.axle_count)
-        for b in self.batches:
-            m = b.model
-            veh = m.config["vehicle"]
-            idx = m.index
-            self.mass[idx] = m.mass
-            self.length[idx] = veh["length"]
-            ax = b.axles.ravel()
-            self.axle_radius[ax] = m.wheel_radius
+        laws: dict[int, int] = {}
+        for i, cfg in enumerate(vehicles):
+            veh = cfg["vehicle"]
+            ax = slice(first_axle[i], first_axle[i] + axle_counts[i])
+            self.axle_radius[ax] = veh["wheel_diameter"] / 2.0
             self.axle_inertia[ax] = veh["wheelset_inertia"]
             adh = veh["adhesion"]
-            try:
-                law = adhesion.adhesion_law(adh["formula"], _adhesion_params(adh))
-            except ValueError as exc:
-                ctx = source_context(m.config, "vehicle").child("adhesion")
-                raise ctx.error(str(exc)) from None
-            self.axle_law[ax] = len(self.adhesion_laws)
-            self.adhesion_laws.append(law)
+            if id(adh) not in laws:
+                try:
+                    self.adhesion_laws.append(
+                        adhesion.adhesion_law(adh["formula"], _adhesion_params(adh)))
+                except ValueError as exc:
+                    raise source_context(cfg, "vehicle").child("adhesion").error(
+                        str(exc)) from None
+                laws[id(adh)] = len(self.adhesion_laws) - 1
+            self.axle_law[ax] = laws[id(adh)]
             self.creep_slip[ax] = adh["creep_slip"]
             self.kinetic_ratio[ax] = adh["kinetic_ratio"]
             self.rail_factor[ax] = adhesion.rail_condition_factor(adh["rail_condition"])
             res = veh["resistance"]
-            ctx = source_context(m.config, "vehicle").child("resistance")
-            self.curve_area[idx] = res["curve"] == "area"
-            self.cd_a[idx] = 0.0 if res["air_cd_a"] is None else res["air_cd_a"]
-            self.tunnel_factor[idx] = res["tunnel_factor"]
-            for row, i in enumerate(idx):
-                try:
-                    run = resistance.running_resistance(
-                        res["formula"], m.mass[row], m.num_axis, _resistance_params(res)
-                    )
-                    start = resistance.starting_resistance(
-                        m.mass[row], m.num_axis, run, v_blend=res["starting_speed"],
-                        specific=None if res["starting_specific"] is None
-                        else res["starting_specific"] * 1000.0,
-                    )
-                except ValueError as exc:
-                    raise ctx.error(str(exc)) from None
-                self.c0[i], self.c1[i], self.c2[i] = run.c0, run.c1, run.c2
-                if res["starting"]:
-                    self.start0[i], self.start_speed[i] = start.force0, start.v_blend
+            self.curve_area[i] = res["curve"] == "area"
+            self.cd_a[i] = 0.0 if res["air_cd_a"] is None else res["air_cd_a"]
+            self.tunnel_factor[i] = res["tunnel_factor"]
+            try:
+                run = resistance.running_resistance(
+                    res["formula"], self.mass[i], int(axle_counts[i]), _resistance_params(res))
+                start = resistance.starting_resistance(
+                    self.mass[i], int(axle_counts[i]), run, v_blend=res["starting_speed"],
+                    specific=None if res["starting_specific"] is None
+                    else res["starting_specific"] * 1000.0,
+                )
+            except ValueError as exc:
+                raise source_context(cfg, "vehicle").child("resistance").error(
+                    str(exc)) from None
+            self.c0[i], self.c1[i], self.c2[i] = run.c0, run.c1, run.c2
+            if res["starting"]:
+                self.start0[i], self.start_speed[i] = start.force0, start.v_blend
         self.half_length = self.length / 2.0
         self.weight = self.mass * G
         self.axle_normal = self.weight[self.axle_vehicle] / self.num_axis[self.axle_vehicle]
@@ -227,48 +270,24 @@ class Train:
 
         self.couplings = self._build_couplings(train, entries, registry)
 
-    def _build_couplings(self, train: dict, entries: list[dict], registry: Registry) -> Couplings:
+    def _build_couplings(self, train: Mapping, entries: list, registry: Registry) -> Couplings:
         n = self.count
-        default = train["coupling"]
-        train_ctx = source_context(train, "coupling")
-        settings = []
-        for j in range(1, n):
-            entry = entries[self.entry_of[j]]
-            if entry["coupling"]:
-                ctx = source_context(train, "vehicles").child(int(self.entry_of[j]))
-                ctx = ctx.child("coupling")
-                merged = {**{k: v for k, v in default.items()}, **entry["coupling"]}
-                if "params" not in entry["coupling"] and merged["model"] != default["model"]:
-                    merged["params"] = {}
-                settings.append((validate(merged, COUPLING_SCHEMA, ctx), ctx))
-                entry["coupling"] = settings[-1][0]
-            else:
-                settings.append((default, train_ctx))
+        settings = [entries[self.entry_of[j]]["coupling"] or train["coupling"]
+                    for j in range(1, n)]
         by_model: dict[str, list[int]] = {}
-        for j, (s, _) in enumerate(settings):
+        for j, s in enumerate(settings):
             by_model.setdefault(s["model"], []).append(j)
         groups = []
-        checked: dict[int, dict] = {}
         for name, idx in by_model.items():
-            cls = registry.coupler_models.get(name)
-            if cls is None:
-                raise _unknown(settings[idx[0]][1].child("model"), name,
-                               list(registry.coupler_models), "coupler model")
-            params = []
-            for j in idx:
-                s, ctx = settings[j]
-                if id(s) not in checked:
-                    s["params"] = validate(s["params"], cls.params, ctx.child("params"))
-                    checked[id(s)] = s["params"]
-                params.append(checked[id(s)])
-            groups.append((cls(params), np.array(idx, dtype=int)))
+            cls = registry.coupler_models[name]
+            groups.append((cls([settings[j]["params"] for j in idx]), np.array(idx, dtype=int)))
         nominal = (self.length[:-1] + self.length[1:]) / 2.0
         coupled = np.array([entries[self.entry_of[j]]["coupled"] for j in range(1, n)], bool)
         return Couplings(
             groups,
             nominal,
-            np.array([s["break_force"] for s, _ in settings]),
-            np.array([s["coupling_speed"] for s, _ in settings]),
+            np.array([s["break_force"] for s in settings]),
+            np.array([s["coupling_speed"] for s in settings]),
             coupled,
         )
 

@@ -46,7 +46,10 @@ _FREQUENCY: Dim = (0, 0, -1)
 
 # Exact definitions that the customary units are built from.
 _LB = 0.45359237  # kg, international pound
-_G0 = 9.80665  # m/s^2, standard gravity, which defines kgf and lbf
+G = 9.80665
+"""Standard gravity, m/s^2: the one value rrscore uses for weight, and which defines kgf
+and lbf."""
+_G0 = G
 _LBF = _LB * _G0
 _INCH = 0.0254
 _FOOT = 0.3048

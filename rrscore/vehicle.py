@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .config import FreeTable, Param, Section
+from .state import StateSpec
 
 RESISTANCE_SCHEMA = {
     "formula": Param(
@@ -93,7 +94,9 @@ VEHICLE_SCHEMA = {
             "length": Param("m", doc="length over couplers", min=0.0, exclusive_min=True),
             "num_axis": Param(kind=int, doc="number of wheelsets", min=1),
             "wheel_diameter": Param("m", 1.05, "wheel diameter", min=0.0, exclusive_min=True),
-            "wheelset_inertia": Param("kg*m^2", 100.0, "moment of inertia of one wheelset", min=0),
+            "wheelset_inertia": Param("kg*m^2", 100.0, "moment of inertia of one wheelset (a "
+                                      "slipping axle's spin is integrated, so it cannot be 0)",
+                                      min=0.0, exclusive_min=True),
             "resistance": Section(RESISTANCE_SCHEMA, "running and starting resistance"),
             "adhesion": Section(ADHESION_SCHEMA, "wheel-rail adhesion"),
         },
@@ -110,20 +113,27 @@ class VehicleModel:
 
     * ``type_name``: the name vehicle configs use in ``vehicle.type``.
     * ``params``: ``{name: Param}`` for the ``[params]`` table of its configs;
-      the values arrive in ``self.p`` (SI floats).
+      the values arrive in ``self.p`` as arrays, one entry per vehicle
+      (``self.p.F_max``), SI units. Vehicles of one type built from different
+      configs share the model, each row with its own values.
     * ``keys``: ``{key: what it does}``; the driver program presses them.
     * ``controls``: ``{name: doc}``; settable by the driver program
-      (``set = {name = value}``); each is a per-vehicle array attribute.
+      (``set = {name = value}``); each is a per-vehicle array attribute, and a
+      set value holds until a key or another action changes it.
     * ``signals``: ``{name: doc}``; arrays the model keeps in ``self.out`` and
       a scenario can record (column ``v{index}_{name}``).
+    * ``states``: ``{name: StateSpec}``; continuous states of the vehicle's own
+      (a main reservoir's pressure, a motor's temperature), integrated by the
+      solver with the train. ``rates`` gives their derivatives; ``self.state``
+      holds their values at each ``step``; each is also a signal.
     * ``control_step``: a finer control period (s) if the model needs one.
 
     Attributes the framework provides (one row per vehicle of the batch):
     ``count``, ``num_axis``, ``index`` (positions in the train), ``mass``,
     ``wheel_radius``, ``p``, and before each ``step`` the state ``x``, ``v``
-    (vehicle frame) and ``omega`` (shape ``(count, num_axis)``). A plugin may
-    set ``adhesion_factor`` (``(count, num_axis)``, 1 by default) to change the
-    adhesion under its axles, as sanding does.
+    (vehicle frame), ``omega`` (shape ``(count, num_axis)``) and ``state``. A
+    plugin may set ``adhesion_factor`` (``(count, num_axis)``, 1 by default) to
+    change the adhesion under its axles, as sanding does.
     """
 
     type_name: ClassVar[str] = ""
@@ -132,25 +142,27 @@ class VehicleModel:
     keys: ClassVar[dict[str, str]] = {}
     controls: ClassVar[dict[str, str]] = {}
     signals: ClassVar[dict[str, str]] = {}
+    states: ClassVar[dict[str, StateSpec]] = {}
     control_step: ClassVar[float | None] = None
 
-    def __init__(self, config: dict[str, Any], params: dict[str, Any], index: np.ndarray,
-                 payload_fraction: np.ndarray) -> None:
-        veh = config["vehicle"]
-        self.config = config
-        self.name = veh["name"] or self.type_name
+    def __init__(self, vehicles: list[dict[str, Any]], params: SimpleNamespace,
+                 index: np.ndarray, payload_fraction: np.ndarray) -> None:
+        self.name = vehicles[0]["name"] or self.type_name
         self.index = np.asarray(index, dtype=int)
         self.count = len(self.index)
-        self.num_axis = int(veh["num_axis"])
-        self.wheel_radius = veh["wheel_diameter"] / 2.0
+        self.num_axis = int(vehicles[0]["num_axis"])
+        self.wheel_radius = np.array([v["wheel_diameter"] / 2.0 for v in vehicles])
         self.payload_fraction = np.asarray(payload_fraction, dtype=float)
-        self.mass = veh["empty_mass"] + self.payload_fraction * veh["payload_mass"]
-        self.p = SimpleNamespace(**params)
+        self.mass = np.array([v["empty_mass"] for v in vehicles]) + self.payload_fraction * \
+            np.array([v["payload_mass"] for v in vehicles])
+        self.p = params
         self.Q_a = np.zeros((self.count, self.num_axis + 1))
         self.Q_r = np.zeros((self.count, self.num_axis + 1))
         self.x = np.zeros(self.count)
         self.v = np.zeros(self.count)
         self.omega = np.zeros((self.count, self.num_axis))
+        self.state = SimpleNamespace(**{k: np.full(self.count, spec.initial)
+                                        for k, spec in self.states.items()})
         #: Multiplies the rail condition under each axle; a plugin raises it while sanding.
         self.adhesion_factor = np.ones((self.count, self.num_axis))
         self.out: dict[str, np.ndarray] = {}
@@ -165,6 +177,21 @@ class VehicleModel:
 
     def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
         """Called when the driver presses or releases ``key`` on vehicles ``rows``."""
+
+    def rates(self, t: float, s: SimpleNamespace) -> dict[str, np.ndarray]:
+        """Time derivatives of the declared ``states``, one array per name.
+
+        Called at every integration stage, once for the whole batch: ``s`` has
+        the states (``s.pressure``) and the vehicles' velocities ``s.v``
+        (vehicle frame), one entry per vehicle. Inputs the model decided at its
+        last ``step`` (a compressor switched on) are held. It must not change
+        the model (the solver evaluates trial states it may discard).
+        """
+        return {}
+
+    def initial_state(self) -> dict[str, np.ndarray]:
+        """The declared states at the start of a drive (default: each spec's ``initial``)."""
+        return {k: np.full(self.count, spec.initial) for k, spec in self.states.items()}
 
     # -- what the framework calls ------------------------------------------
     def key_down(self, key: str) -> np.ndarray:
@@ -199,3 +226,6 @@ def check_vehicle_type(cls: type) -> None:
     for name in cls.controls:
         if name in cls.keys:
             raise TypeError(f"{cls.__qualname__}: {name!r} is both a key and a control")
+    for name, spec in cls.states.items():
+        if not isinstance(spec, StateSpec):
+            raise TypeError(f"{cls.__qualname__}: state {name!r} is not an rrscore.StateSpec")

@@ -104,7 +104,7 @@ def test_plugins_lists_shipped_components_and_their_source() -> None:
         assert line in out
     for module in ("rrscore.vehicles.simple_loco", "rrscore.vehicles.freight_car",
                    "rrscore.plugins.couplers", "rrscore.solvers"):
-        assert f"(entry point {module}" in out
+        assert f"(built in: {module})" in out
 
 
 def test_plugins_verbose_lists_params_and_keys() -> None:
@@ -120,12 +120,14 @@ def test_plugins_json_parses_and_names_what_each_plugin_provides() -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     by_name = {p["name"]: p for p in data}
-    assert by_name["simple_loco"]["provides"] == {"vehicle_types": ["simple_loco"]}
-    assert by_name["freight_car"]["provides"] == {"vehicle_types": ["freight_car"]}
-    assert "spring_damper" in by_name["couplers"]["provides"]["coupler_models"]
-    assert sorted(by_name["solvers"]["provides"]["solvers"]) == ["rk4", "rk45"]
+    assert by_name["vehicles.simple_loco"]["provides"] == {"vehicle_types": ["simple_loco"]}
+    assert by_name["vehicles.freight_car"]["provides"] == {"vehicle_types": ["freight_car"]}
+    assert "spring_damper" in by_name["plugins.couplers"]["provides"]["coupler_models"]
+    assert sorted(by_name["solvers"]["provides"]["solvers"]) == ["rk4", "rk45", "ros23"]
+    assert by_name["outputs.summary"]["provides"] == {"hooks": ["rrs_drive_start",
+                                                                "rrs_drive_end"]}
     for p in data:
-        assert p["source"].startswith("entry point ")
+        assert p["source"].startswith("built in: rrscore.")
 
 
 def test_plugins_with_missing_plugin_dir_exits_2(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def test_coupler_breaks_above_its_limit_and_both_parts_run_on():
                                "couplings": [0, 1], "coupling_signals": ["coupled"]})
     r = Drive(sc).run()
     assert r.summary["coupler_breaks"] == 1
-    assert [e[1] for e in r.extra["events"]].count("coupler break") == 1
+    assert [e.kind for e in r.events].count("coupler break") == 1
     s = r.series
     assert s["c0_coupled"][-1] == 0.0 and s["c1_coupled"][-1] == 1.0
     # cars: one 185 t body of two coupled cars, no resistance, on the grade
@@ -125,13 +125,16 @@ def test_impact_energy_lost_equals_the_draft_gear_loop_area(speed):
     assert float(m @ v_end) == pytest.approx(float(m @ v_start), rel=1e-6)
     assert r.summary["couplings_made"] == 0 and v_end[0] > v_end[1]  # parted again
     lost = 0.5 * float(m @ v_start**2) - 0.5 * float(m @ v_end**2)
-    # SA-3 defaults: slack 11 mm, preload 5 kN (taken up over P/ks), 20 MN/m over a
-    # 90 mm stroke, unloading 0.35 of loading, then 200 MN/m elastic both ways.
-    P, k, s, ks, ratio = 5e3, 2e7, 0.09, 2e8, 0.35
-    e = -r.series["c0_deflection_m"].min() - 0.011 / 2
+    # SA-3 defaults: slack 11 mm on the compression side, preload 5 kN (taken up over
+    # P/ks), 20 MN/m over a 90 mm stroke, unloading 0.35 of loading, then 200 MN/m
+    # elastic both ways (no friction past the stroke); the gear sticks at 200 MN/m when
+    # it turns, so the corner between that line and the unloading curve is not lost.
+    P, k, s, ks, ratio, k_stick = 5e3, 2e7, 0.09, 2e8, 0.35, 2e8
+    e = -r.series["c0_deflection_m"].min() - 0.011
     within = min(e, s)
+    band = (1 - ratio) * (P + k * within)  # loading - unloading where the gear turns
     loop = (1 - ratio) * (P * within + k * within**2 / 2 - P * (P / ks) / 2)
-    loop += (1 - ratio) * (P + k * s) * max(e - s, 0.0)  # the band stays past the stroke
+    loop -= band**2 / (2 * (k_stick - ratio * k))
     assert lost == pytest.approx(loop, rel=0.02)
     # and the work the recorder summed over the steps agrees
     assert r.summary["draft_gear_energy_J"] == pytest.approx(lost, rel=0.02)

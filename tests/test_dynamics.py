@@ -10,8 +10,8 @@ import pytest
 from conftest import G, car_config, make_scenario
 
 import rrscore
-from rrscore import Drive, Param, VehicleModel, load_registry
-from rrscore.dynamics import coulomb_net
+from rrscore import Drive, Param, Run, VehicleModel, load_registry
+from rrscore.bodies import coulomb_net
 
 
 def test_coulomb_net_holds_below_the_limit_and_passes_the_excess():
@@ -75,19 +75,19 @@ def test_two_coupled_cars_conserve_momentum():
                                  "params": {"stiffness": "20 MN/m", "damping": "100 kN*s/m",
                                             "slack": "20 mm"}},
                        stop={"max_time": 30.0})
-    d = Drive(sc)
-    dyn = d.dyn
-    y = d.solver.y.copy()
+    run = Run(sc)
+    dyn = run.dyn
+    y = run.y
     y[dyn.sv] = [1.5, -0.5]  # closing at 2 m/s: impact through the slack, then oscillation
-    y[dyn.somega] = y[dyn.sv][sc.train.axle_vehicle] / sc.train.axle_radius
+    y[dyn.somega] = y[dyn.sv][run.train.axle_vehicle] / run.train.axle_radius
     m_eff = 92500.0 + 4 * 96.0 / 0.4785**2  # each car and its four rolling wheelsets
     p0 = m_eff * (1.5 - 0.5)
     momenta = []
-    d.integrator.on_step = lambda t, yy: momenta.append(m_eff * float(yy[dyn.sv].sum()))
-    d.integrator.restart(0.0, y)
-    d.integrator.advance(30.0)
+    run.integrator.on_segment = lambda seg: momenta.append(m_eff * float(seg.y1[dyn.sv].sum()))
+    run.integrator.restart(0.0, y)
+    run.integrator.advance(30.0)
     assert len(momenta) > 100
-    assert d.integrator.event_counts["slack edge"] > 0  # the slack was crossed, and located
+    assert run.integrator.event_counts["slack edge"] > 0  # the slack was crossed, and located
     assert max(abs(p - p0) for p in momenta) <= 1e-9 * abs(p0)
 
 
@@ -187,7 +187,7 @@ def test_brake_above_adhesion_slides_the_wheels_and_they_stop_on_sliding_frictio
                        driver=[{"at_time": 0.0, "press": "brake"}],
                        stop={"max_time": 60.0, "standstill": True, "standstill_speed": 0.0})
     r = Drive(sc).run()
-    kinds = [e[1] for e in r.extra["events"]]
+    kinds = [e.kind for e in r.events]
     assert kinds.count("slide") == 8 and kinds.count("slip") == 0
     assert kinds.count("wheel locked") == 8
     assert kinds.count("re-adhesion") == 8

@@ -79,7 +79,7 @@ def test_train_five_percent_lighter_starts():
     assert tail[-1] - tail[0] > 5.0
 
 
-def test_force_wave_runs_from_locomotive_to_tail_at_the_chain_speed():
+def test_force_wave_runs_from_locomotive_to_tail_at_the_chain_speed(tmp_path):
     # 100 cars joined by 20 MN/m couplers without slack: a linear chain, whose long
     # waves travel sqrt(k / m) couplings per second (m the car's effective mass).
     coupling = {"model": "spring_damper",
@@ -89,8 +89,9 @@ def test_force_wave_runs_from_locomotive_to_tail_at_the_chain_speed():
         coupling=coupling, start={"position": "5 km"},
         driver=[{"at_time": 0.0, "set": {"traction_level": 1.0}}],
         stop={"max_time": 9.0}, output={"sample_interval": 0.005})
-    r = Drive(sc).run()
-    forces = r.extra["coupler_forces"]
+    Drive(sc).run(tmp_path)
+    data = np.genfromtxt(tmp_path / "coupler_forces.csv", delimiter=",", names=True)
+    forces = {name: data[name] for name in data.dtype.names}
     t = forces["time_s"]
     arrival = np.array([t[np.argmax(forces[f"c{j}_force_N"] > 100e3)] for j in range(100)])
     assert np.all(np.diff(arrival[5:95]) > 0)  # front to tail, in order

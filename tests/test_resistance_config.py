@@ -28,7 +28,8 @@ def dynamics_at(sc, position: float, speed_kmh: float) -> tuple[np.ndarray, np.n
     """Signed force and resistance magnitude per vehicle, lead centred at ``position``."""
     dyn = TrainDynamics(sc.train, sc.route)
     y = dyn.initial_state(position, speed_kmh / 3.6)
-    force, resist, _, _ = dyn.forces(y)
+    loads = dyn.loads(0.0, y)
+    force, resist = loads.force, loads.resist
     return force, resist
 
 
@@ -138,10 +139,11 @@ AIR = car_config(resistance={"formula": "loco_power", "starting": False, "air_cd
 def test_air_force_with_wind_is_half_rho_cda_times_relative_speed_squared(wind_kmh, rel_kmh):
     sc = make_scenario([{"config": AIR}], environment={"wind": f"{wind_kmh} km/h"})
     drive = Drive(sc)
-    assert drive.dyn.wind == wind_kmh / 3.6
-    assert drive.dyn.air_density == 1.225
+    assert drive.dyn.bodies.wind == wind_kmh / 3.6
+    assert drive.dyn.bodies.air_density == 1.225
     y = drive.dyn.initial_state(1000.0, 80 / 3.6)
-    force, resist, _, _ = drive.dyn.forces(y)
+    loads = drive.dyn.loads(0.0, y)
+    force, resist = loads.force, loads.resist
     # Train at 80 km/h in +x; relative air speed 80 - wind: 100, 80 or 60 km/h.
     assert force[0] == pytest.approx(-0.5 * 1.225 * 10 * (rel_kmh / 3.6) ** 2, rel=REL)
     # It comes on top of the running resistance, which the wind does not change.
@@ -152,11 +154,11 @@ def test_headwind_adds_and_tailwind_removes_exactly_the_hand_computed_drag():
     sc = make_scenario([{"config": AIR}])
     dyn_still = TrainDynamics(sc.train, sc.route)
     y = dyn_still.initial_state(1000.0, 80 / 3.6)
-    still = dyn_still.forces(y)[0][0]
-    dyn_still.wind = -20 / 3.6
-    head = dyn_still.forces(y)[0][0]
-    dyn_still.wind = 20 / 3.6
-    tail = dyn_still.forces(y)[0][0]
+    still = dyn_still.loads(0.0, y).force[0]
+    dyn_still.bodies.wind = -20 / 3.6
+    head = dyn_still.loads(0.0, y).force[0]
+    dyn_still.bodies.wind = 20 / 3.6
+    tail = dyn_still.loads(0.0, y).force[0]
     # 0.5*1.225*10 = 6.125 kg/m; (100^2 - 80^2)/3.6^2 = 3600/12.96 m^2/s^2, and 80^2 - 60^2 = 2800.
     assert head - still == pytest.approx(-6.125 * 3600 / 12.96, rel=1e-9)
     assert tail - still == pytest.approx(6.125 * 2800 / 12.96, rel=1e-9)
@@ -166,7 +168,7 @@ def test_tailwind_faster_than_the_train_pushes_it():
     sc = make_scenario([{"config": AIR}],
                        environment={"wind": "100 km/h", "air_density": "1.2 kg/m^3"})
     dyn = Drive(sc).dyn
-    force, _, _, _ = dyn.forces(dyn.initial_state(1000.0, 40 / 3.6))
+    force = dyn.loads(0.0, dyn.initial_state(1000.0, 40 / 3.6)).force
     # v - w = -60 km/h: F = +0.5*1.2*10*(60/3.6)^2 = 1666.67 N, forward.
     assert force[0] == pytest.approx(0.5 * 1.2 * 10 * (60 / 3.6) ** 2, rel=REL)
     assert force[0] > 0
@@ -202,9 +204,9 @@ def test_tunnel_work_is_skipped_without_a_tunnel_or_without_a_factor():
     no_factor = make_scenario([{"config": car_config()}], TUNNEL_ROUTE)
     for sc in (no_tunnel, no_factor):
         dyn = TrainDynamics(sc.train, sc.route)
-        assert not dyn._use_tunnel and not dyn._extra_lookup
+        assert not dyn.bodies._use_tunnel and not dyn.bodies._extra_lookup
     both = make_scenario([{"config": TUNNEL_CAR}], TUNNEL_ROUTE)
-    assert TrainDynamics(both.train, both.route)._use_tunnel
+    assert TrainDynamics(both.train, both.route).bodies._use_tunnel
 
 
 def test_tunnel_factor_below_one_is_a_config_error():

@@ -12,8 +12,7 @@ SCENARIOS = sorted(CONFIGS.glob("scenarios/*.toml")) + [REPO / "examples/shunter
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 def test_shipped_scenario_drives_its_first_seconds(path):
-    sc = load_scenario(path)
-    sc.config["stop"]["max_time"] = 3.0
+    sc = load_scenario(path).with_values({"stop.max_time": 3.0})
     r = Drive(sc).run()
     assert r.summary["stop_reason"] == "max_time"
     assert r.summary["sim_time_s"] == pytest.approx(3.0)

@@ -6,16 +6,25 @@ adhesion limit at standstill) to F_nom; above it the drive is at constant
 power, Fc = F_nom * V_nom / |v|. The force is split evenly over the axles as
 torque F * (D/2) / num_axis. Keys raise and lower the level at a set rate and
 apply a simple locomotive brake.
+
+It also shows a plugin with a continuous state of its own: the main
+reservoir, charged by a compressor through a choke and switched by a governor.
+The pressure ``p`` (gauge) is integrated by the solver with the train::
+
+    dp/dt = on * (p_max - p) / tau - p / tau_leak
+
+where ``on`` is the compressor's state, decided by the governor at each control
+step (on below ``cut_in``, off above ``cut_out``, unchanged in between).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from rrscore import Param, VehicleModel, hookimpl
+from rrscore import Param, StateSpec, VehicleModel, hookimpl
 
 
-def traction_characteristic(speed, f_max: float, f_nom: float, v_nom: float):
+def traction_characteristic(speed, f_max, f_nom, v_nom):
     """Full-level traction force (N) at ``speed`` (m/s), seed 003's two-part curve."""
     s = np.abs(speed)
     line = f_max + (f_nom - f_max) * s / v_nom
@@ -25,7 +34,8 @@ def traction_characteristic(speed, f_max: float, f_nom: float, v_nom: float):
 
 
 class SimpleLoco(VehicleModel):
-    """Locomotive with the seed-003 traction characteristic and a straight brake."""
+    """Locomotive with the seed-003 traction characteristic, a straight brake and a main
+    reservoir with a governed compressor."""
 
     type_name = "simple_loco"
     description = "RRS tutorial locomotive: linear + constant-power traction, key-driven"
@@ -35,27 +45,55 @@ class SimpleLoco(VehicleModel):
         "V_nom": Param("m/s", 80 / 3.6, "nominal speed", min=0.0, exclusive_min=True),
         "traction_rate": Param("1/s", 0.5, "traction level change per second of key hold", min=0),
         "brake_force": Param("N", 300e3, "locomotive brake force at full application", min=0.0),
-        "brake_rate": Param("1/s", 1.0, "brake level change per second of key hold", min=0.0),
+        "brake_rate": Param("1/s", 1.0, "brake level change per second of key hold or release",
+                            min=0.0),
         "sand_factor": Param(kind=float, default=1.25, doc="adhesion gain while sanding", min=0),
+        "reservoir_initial": Param("Pa", 0.8e6, "main reservoir pressure (gauge) at the start",
+                                   min=0.0),
+        "compressor_max": Param("Pa", 1.0e6, "pressure the compressor charges towards",
+                                min=0.0, exclusive_min=True),
+        "compressor_tau": Param("s", 60.0, "time constant of charging through the choke",
+                                min=0.0, exclusive_min=True),
+        "leak_tau": Param("s", 3600.0, "time constant of the reservoir's leak", min=0.0,
+                          exclusive_min=True),
+        "cut_in": Param("Pa", 0.75e6, "governor: compressor on below this pressure", min=0.0),
+        "cut_out": Param("Pa", 0.9e6, "governor: compressor off above this pressure", min=0.0),
     }
     keys = {
         "traction_up": "raise the traction level while held",
         "traction_down": "lower the traction level while held",
-        "brake": "apply the locomotive brake while held; release to release",
+        "brake": "raise the locomotive brake level while held; release to let it off",
         "sand": "sand the rails in front of the wheels while held",
     }
-    controls = {"traction_level": "traction level, 0..1", "brake_level": "brake level, 0..1"}
-    signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level"}
+    controls = {"traction_level": "traction level, 0..1 (held until changed)",
+                "brake_level": "brake level, 0..1 (held until changed)"}
+    signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
+               "compressor_on": "1 while the compressor runs"}
+    states = {"main_reservoir": StateSpec("Pa", "main reservoir pressure, gauge", atol=1.0)}
 
     def setup(self) -> None:
         self.traction_level = np.zeros(self.count)
         self.brake_level = np.zeros(self.count)
+        self.releasing = np.zeros(self.count, dtype=bool)  # brake key let go: level falls
+        self.compressor_on = np.zeros(self.count)
+
+    def initial_state(self) -> dict[str, np.ndarray]:
+        return {"main_reservoir": np.array(self.p.reservoir_initial, dtype=float)}
+
+    def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
+        if key == "brake":
+            self.releasing[rows] = not pressed
+
+    def set_control(self, name: str, rows: np.ndarray, value: float) -> None:
+        super().set_control(name, rows, value)
+        if name == "brake_level":
+            self.releasing[rows] = False  # a set level holds until changed
 
     def step(self, t: float, dt: float) -> None:
         p = self.p
         up = self.key_down("traction_up").astype(float) - self.key_down("traction_down")
         self.traction_level = np.clip(self.traction_level + up * p.traction_rate * dt, 0.0, 1.0)
-        brake = np.where(self.key_down("brake"), 1.0, -1.0)
+        brake = self.key_down("brake").astype(float) - self.releasing
         self.brake_level = np.clip(self.brake_level + brake * p.brake_rate * dt, 0.0, 1.0)
 
         force = self.traction_level * traction_characteristic(self.v, p.F_max, p.F_nom, p.V_nom)
@@ -64,8 +102,18 @@ class SimpleLoco(VehicleModel):
                            / self.num_axis)[:, None]
         sanding = self.key_down("sand")[:, None]
         self.adhesion_factor[:] = np.where(sanding, p.sand_factor, 1.0)
+
+        pressure = self.state.main_reservoir
+        self.compressor_on = np.where(pressure < p.cut_in, 1.0,
+                                      np.where(pressure > p.cut_out, 0.0, self.compressor_on))
         self.out["traction_force_N"] = force
         self.out["traction_level"] = self.traction_level
+        self.out["compressor_on"] = self.compressor_on
+
+    def rates(self, t: float, s) -> dict[str, np.ndarray]:
+        p = self.p
+        charge = self.compressor_on * (p.compressor_max - s.main_reservoir) / p.compressor_tau
+        return {"main_reservoir": charge - s.main_reservoir / p.leak_tau}
 
 
 @hookimpl

@@ -1,12 +1,24 @@
-"""Shipped coupler models: force-deflection laws checked point by point."""
+"""Shipped coupler models, standalone (never through a drive).
+
+Every expected value is worked out by hand in the test (or by scipy): the friction
+draft gears are driven along prescribed deflection histories with
+``scipy.integrate.solve_ivp`` and compared with the loading and unloading curves,
+the loop areas and the stick transition written out below.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
+from scipy.integrate import solve_ivp
 
 from rrscore.config import Context, check_value, validate
 from rrscore.plugins.couplers import Linear, SA3DraftGear, SpringDamper, TableDraftGear
+
+NONE = SimpleNamespace()  # the states of a model without states
 
 
 def _sd(**p):
@@ -18,46 +30,59 @@ def _sd(**p):
 def test_spring_damper_carries_nothing_inside_the_slack():
     m = _sd()
     d = np.array([-0.01, -0.005, 0.0, 0.005, 0.01])
-    np.testing.assert_array_equal(m.force(d, np.full(5, 0.3)), 0.0)
+    np.testing.assert_array_equal(m.force(d, np.full(5, 0.3), NONE), 0.0)
 
 
 def test_spring_damper_is_linear_beyond_the_slack():
     m = _sd()
     d = np.array([0.015, -0.03])
-    np.testing.assert_allclose(m.force(d, np.zeros(2)), [2e7 * 0.005, -2e7 * 0.02])
+    np.testing.assert_allclose(m.force(d, np.zeros(2), NONE), [2e7 * 0.005, -2e7 * 0.02])
 
 
 def test_damper_takes_hold_over_the_ramp_so_force_is_continuous():
     m = _sd()
     # 0.5 mm past the slack: half the damping; 2 mm past: all of it.
-    f = m.force(np.array([0.0105, 0.012]), np.array([0.2, 0.2]))
+    f = m.force(np.array([0.0105, 0.012]), np.array([0.2, 0.2]), NONE)
     np.testing.assert_allclose(f, [2e7 * 0.0005 + 0.5 * 1e5 * 0.2, 2e7 * 0.002 + 1e5 * 0.2])
 
 
 def test_without_slack_it_is_a_plain_spring_damper():
     m = _sd(slack=0.0)
-    np.testing.assert_allclose(m.force(np.array([0.0]), np.array([0.1])), [1e4])
+    np.testing.assert_allclose(m.force(np.array([0.0]), np.array([0.1]), NONE), [1e4])
     assert np.isnan(m.kinks()).all()  # nothing to locate
 
 
-def test_free_range_is_the_slack():
-    lo, hi = _sd().free_range()
+def test_spring_damper_free_range_is_the_slack_and_has_no_states():
+    m = _sd()
+    lo, hi = m.free_range()
     assert (lo[0], hi[0]) == (-0.01, 0.01)
+    assert isinstance(m.p, SimpleNamespace) and m.p.stiffness[0] == 2e7
+    assert m.states == {} and m.rates(np.zeros(1), np.zeros(1), NONE) == {}
 
 
-# --- friction draft gears, linear coupler ------------------------------------------------
+def test_linear_coupler_is_stiffness_times_deflection_plus_damping_times_rate():
+    m = Linear([{"stiffness": 1e8, "damping": 1e5}, {"stiffness": 3e7, "damping": 0.0}])
+    d, v = np.array([0.002, -0.01]), np.array([-0.3, 0.5])
+    np.testing.assert_array_equal(m.force(d, v, NONE), [1e8 * 0.002 + 1e5 * -0.3, 3e7 * -0.01])
+    assert m.kinks().shape == (2, 0)
+    lo, hi = m.free_range()
+    np.testing.assert_array_equal(np.concatenate([lo, hi]), 0.0)
+
+
+# --- friction draft gears ----------------------------------------------------------------
 
 KIP = 4448.2216152605  # N
 INCH = 0.0254  # m
-# d_dot = ±1 m/s against friction_velocity 0.02 m/s: tanh(±50) is ±1 to within 1e-20
-# (in fact it rounds to ±1 exactly), so the sweeps read the bare loading/unloading curves.
-FAST = 1.0
+KIP_PER_INCH = KIP / INCH  # N/m
 
-SA3 = {"slack": 0.011, "preload": 5e3, "stiffness": 2e7, "stroke": 0.09,
-       "solid_stiffness": 2e8, "unloading_ratio": 0.35, "friction_velocity": 0.02}
+# SA-3 defaults, spelled out: every hand formula below uses these names.
+SLACK, P, K, STROKE, KS, R, KST = 0.011, 5e3, 2e7, 0.09, 2e8, 0.35, 2e8
+SA3 = {"slack": SLACK, "preload": P, "stiffness": K, "stroke": STROKE, "solid_stiffness": KS,
+       "unloading_ratio": R, "stick_stiffness": KST}
 US_TABLE = {"slack": 0.0, "deflection": [0.75 * INCH, 3 * INCH, 4 * INCH],
             "loading": [200 * KIP, 325 * KIP, 400 * KIP],
-            "unloading": [50 * KIP, 100 * KIP, 150 * KIP], "friction_velocity": 0.02}
+            "unloading": [50 * KIP, 100 * KIP, 150 * KIP], "stick_stiffness": KST}
+SPEED = 0.1  # m/s; the force law has no rate scale, so any speed is quasi-static
 
 
 def _sa3(**p):
@@ -68,147 +93,257 @@ def _table(**p):
     return TableDraftGear([{**US_TABLE, **p}])
 
 
-def _sweep(model, d_out):
-    """Force on the way out (d_dot = +1 m/s) and back (-1 m/s) along ``d_out``, per coupling."""
-    out = np.array([model.force(np.full(model.count, d), np.full(model.count, FAST))
-                    for d in d_out])
-    back = np.array([model.force(np.full(model.count, d), np.full(model.count, -FAST))
-                     for d in d_out[::-1]])[::-1]
-    return out[:, 0], back[:, 0]
+def _gear(z):
+    return SimpleNamespace(gear_force=np.atleast_1d(np.asarray(z, dtype=float)))
 
 
-def test_sa3_quasi_static_sweep_follows_loading_out_and_unloading_back():
-    # engagement e = d - 5.5 mm; stroke ends at e = 90 mm; solid stop beyond
-    e = np.array([1e-4, 0.01, 0.03, 0.06, 0.09, 0.095, 0.1])
-    loading = np.array([5e3 + 2e7 * 1e-4, 5e3 + 2e7 * 0.01, 605e3, 5e3 + 2e7 * 0.06, 1805e3,
-                        1805e3 + 2e8 * 0.005, 1805e3 + 2e8 * 0.01])
-    unloading = np.array([0.35 * (5e3 + 2e7 * 1e-4), 0.35 * (5e3 + 2e7 * 0.01), 0.35 * 605e3,
-                          0.35 * (5e3 + 2e7 * 0.06), 0.35 * 1805e3,
-                          0.35 * 1805e3 + 2e8 * 0.005, 0.35 * 1805e3 + 2e8 * 0.01])
+def sa3_loading(e):
+    """SA-3 loading curve by hand, engagement ``e`` in m: preload taken up over P/KS."""
+    e = np.asarray(e, dtype=float)
+    g = np.minimum(e, STROKE)
+    return np.minimum(P, KS * g) + K * g
+
+
+def sa3_unloading(e):
+    return R * sa3_loading(e)
+
+
+def sa3_loop(e_max):
+    """Work of one SA-3 cycle from the slack edge to ``e_max`` and back, by hand.
+
+    The area between the curves over [0, e*], e* = min(e_max, stroke) (the elastic
+    overtravel gives back what it took), less the corner the stick transition cuts
+    off: from L(e*) the force falls at KST until it meets U, whose slope is R*K there,
+    so the corner is a triangle of height (1-R) L(e*) and base height / (KST - R*K).
+    """
+    e = min(e_max, STROKE)
+    area = (1 - R) * (P * e - P**2 / (2 * KS) + K * e**2 / 2)
+    height = (1 - R) * (P + K * e)
+    return area - height**2 / (2 * (KST - R * K)), area
+
+
+@dataclass
+class Leg:
+    """One straight leg of a prescribed deflection history, integrated by scipy."""
+
+    start: float
+    rate: float
+    sol: object
+
+    def gear_force(self, d):
+        return self.sol.sol((np.asarray(d) - self.start) / self.rate)[0]
+
+
+def _drive(model, waypoints, speed=SPEED, z0=0.0):
+    """Drive a one-coupling gear through ``waypoints`` (m) at ``speed``, legs of constant
+    rate; returns the legs and the work ∫F dd over the whole history.
+
+    The state is the gear force and the work, integrated with RK45 at rtol 1e-10. The
+    waypoints include the stroke ends, as the drive ends its steps at kinks.
+    """
+    z, work = z0, 0.0
+    legs = []
+    for a, b in zip(waypoints[:-1], waypoints[1:], strict=True):
+        rate = np.sign(b - a) * speed
+
+        def rhs(t, y, a=a, rate=rate):
+            d, d_dot, s = np.array([a + rate * t]), np.array([rate]), _gear(y[0])
+            return [model.rates(d, d_dot, s)["gear_force"][0], model.force(d, d_dot, s)[0] * rate]
+
+        sol = solve_ivp(rhs, (0.0, abs(b - a) / speed), [z, work], method="RK45", rtol=1e-10,
+                        atol=[1e-6, 1e-9], dense_output=True)
+        assert sol.success
+        legs.append(Leg(a, rate, sol))
+        z, work = sol.y[:, -1]
+    return legs, work
+
+
+def _force_on(model, leg, d):
+    d = np.atleast_1d(np.asarray(d, dtype=float))
+    z = np.atleast_1d(leg.gear_force(d))
+    return np.array([model.force(d[i:i + 1], np.array([leg.rate]), _gear(z[i]))[0]
+                     for i in range(d.size)])
+
+
+@pytest.mark.parametrize("side", [1, -1], ids=["tension", "compression"])
+def test_sa3_sweep_loads_along_loading_and_unloads_along_unloading_after_sticking(side):
+    # Tension engages at once from d = 0; compression after the 11 mm gap.
+    edge = 0.0 if side == 1 else -SLACK
+    e_top = 0.06
     m = _sa3()
-    out, back = _sweep(m, 0.0055 + e)
-    np.testing.assert_allclose(out, loading, rtol=1e-12)
-    np.testing.assert_allclose(back, unloading, rtol=1e-12)
-    # compression (odd symmetry): growing |d| is d_dot < 0, so the roles of the rates swap
-    back_c, out_c = _sweep(m, -(0.0055 + e))
-    np.testing.assert_allclose(out_c, -loading, rtol=1e-12)
-    np.testing.assert_allclose(back_c, -unloading, rtol=1e-12)
+    out, back = _drive(m, [edge, edge + side * e_top, edge])[0]
+    e_load = np.array([1e-5, 1e-4, 0.01, 0.03, 0.06])  # 1e-5 is on the preload ramp
+    np.testing.assert_allclose(_force_on(m, out, edge + side * e_load),
+                               side * sa3_loading(e_load), rtol=1e-6)
+    # At the turn the wedges stick: the force falls from L at KST while U falls at R*K,
+    # so the transition is (L - U) / (KST - R*K) long (about (L - U) / KST = 2.6 mm).
+    top = sa3_loading(e_top)
+    transition = (1 - R) * top / (KST - R * K)
+    e_stick = e_top - np.array([0.1, 0.5, 0.9]) * transition
+    np.testing.assert_allclose(_force_on(m, back, edge + side * e_stick),
+                               side * (top - KST * (e_top - e_stick)), rtol=1e-6)
+    e_slide = np.array([e_top - transition - 1e-4, 0.03, 0.01, 1e-4, 1e-5])
+    np.testing.assert_allclose(_force_on(m, back, edge + side * e_slide),
+                               side * sa3_unloading(e_slide), rtol=1e-6)
+    # back at the slack edge the gear is free again
+    assert abs(back.sol.y[0, -1]) < 1e-2
 
 
-def test_table_quasi_static_sweep_follows_the_table_and_extrapolates_its_last_slope():
-    m = _table()
-    x = np.array([0.5, 0.75, 2.0, 3.0, 4.0, 5.0]) * INCH
-    # by hand: through (0, 0) and the points; past 4 in the last segment's slope
-    loading = np.array([200 * 0.5 / 0.75, 200, 200 + 125 * 1.25 / 2.25, 325, 400, 475]) * KIP
-    unloading = np.array([50 * 0.5 / 0.75, 50, 50 + 50 * 1.25 / 2.25, 100, 150, 200]) * KIP
-    out, back = _sweep(m, x)
-    np.testing.assert_allclose(out, loading, rtol=1e-12)
-    np.testing.assert_allclose(back, unloading, rtol=1e-12)
-    # compression: growing |d| is d_dot < 0
-    back_c, out_c = _sweep(m, -x)
-    np.testing.assert_allclose(out_c, -loading, rtol=1e-12)
-    np.testing.assert_allclose(back_c, -unloading, rtol=1e-12)
+@pytest.mark.parametrize("e_max", [0.03, 0.06, 0.09, 0.1, 0.12])
+@pytest.mark.parametrize("side", [1, -1], ids=["tension", "compression"])
+def test_sa3_cycle_work_is_the_loop_area_inside_and_past_the_stroke(side, e_max):
+    edge = 0.0 if side == 1 else -SLACK
+    path = [0.0, e_max, 0.0] if e_max <= STROKE else [0.0, STROKE, e_max, STROKE, 0.0]
+    work = _drive(_sa3(), [edge + side * e for e in path])[1]
+    hand, area = sa3_loop(e_max)
+    # The brief asks for 1 %; the integration is good to far better.
+    np.testing.assert_allclose(work, hand, rtol=1e-6)
+    np.testing.assert_allclose(_sa3().energy_loop(e_max), [hand], rtol=1e-12)
+    np.testing.assert_allclose(_sa3().energy_loop(e_max, stick=False), [area], rtol=1e-12)
 
 
-def test_friction_gears_carry_nothing_inside_the_slack():
-    for m in (_sa3(), _table(slack=0.02)):
-        half = m.p["slack"][0] / 2
-        d = np.array([-half, -half / 2, 0.0, half / 3, half])
-        for rate in (-1.0, 0.0, 0.3):
-            np.testing.assert_array_equal(m.force(d, np.full(5, rate)), 0.0)
+def test_sa3_cycle_past_the_stroke_absorbs_what_one_to_the_stroke_end_does():
+    # The overtravel is elastic: 10 mm past the stroke adds nothing, where a band kept
+    # past the stroke would add (1-R) L(stroke) * 10 mm = 11.7 kJ.
+    to_end = _drive(_sa3(), [0.0, STROKE, 0.0])[1]
+    past = _drive(_sa3(), [0.0, STROKE, STROKE + 0.01, STROKE, 0.0])[1]
+    np.testing.assert_allclose(past, to_end, rtol=1e-8)
+    np.testing.assert_allclose(past, sa3_loop(STROKE)[0], rtol=1e-6)
+    # the path past the stroke is the solid line, both ways
+    legs = _drive(_sa3(), [0.0, STROKE, STROKE + 0.01, STROKE])[0]
+    for leg in legs[1:]:
+        np.testing.assert_allclose(_force_on(_sa3(), leg, STROKE + 0.005),
+                                   sa3_loading(STROKE) + KS * 0.005, rtol=1e-9)
 
 
-def test_at_rest_the_friction_gear_force_is_the_mean_of_the_two_curves():
-    m = _sa3()
-    f = m.force(np.array([0.0355, -0.0355]), np.zeros(2))
-    np.testing.assert_allclose(f, np.array([1, -1]) * (605e3 + 0.35 * 605e3) / 2, rtol=1e-12)
-    t = _table()
-    f = t.force(np.array([3 * INCH]), np.zeros(1))
-    np.testing.assert_allclose(f, [(325 + 100) / 2 * KIP], rtol=1e-12)
-
-
-def test_friction_velocity_blends_loading_and_unloading_by_tanh():
-    m = _sa3(friction_velocity=0.05)
-    f = m.force(np.array([0.0355]), np.array([0.02]))
-    w = (1 + np.tanh(0.02 / 0.05)) / 2
-    np.testing.assert_allclose(f, [0.35 * 605e3 + 0.65 * 605e3 * w], rtol=1e-12)
-
-
-def _trapezoid(y, x):
-    integrate = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 has only trapz
-    return integrate(y, x)
-
-
-def test_sa3_energy_loop_is_the_area_between_the_curves():
-    m = _sa3()
-    P, k, r, s, ks = 5e3, 2e7, 0.35, 0.09, 2e8
-    ramp = (1 - r) * P * (P / ks) / 2  # the preload takes hold over P/ks: half a rectangle less
-    for e_max, hand in [(0.03, (1 - r) * (P * 0.03 + k * 0.03**2 / 2) - ramp),
-                        (0.09, (1 - r) * (P * s + k * s**2 / 2) - ramp),
-                        # past the stroke the band stays at its end-of-stroke width
-                        (0.1, (1 - r) * (P * s + k * s**2 / 2) + (1 - r) * (P + k * s) * 0.01
-                         - ramp)]:
-        np.testing.assert_allclose(m.energy_loop(e_max), [hand], rtol=1e-12)
-        e = np.linspace(0.0, e_max, 200_001)
-        preload = np.minimum(P, ks * e)
-        gap = (preload + k * np.minimum(e, s) + ks * np.maximum(e - s, 0)) \
-            - (r * (preload + k * np.minimum(e, s)) + ks * np.maximum(e - s, 0))
-        np.testing.assert_allclose(m.energy_loop(e_max), [_trapezoid(gap, e)], rtol=1e-9)
-
-
-def test_table_energy_loop_is_the_area_between_the_curves():
-    m = _table()
-    e_max = 3.5 * INCH
-    # by hand, in kip*in: trapezoids of the gap 0 -> 150 (0.75 in) -> 225 (3 in) -> 237.5
-    hand = (150 / 2 * 0.75 + (150 + 225) / 2 * 2.25 + (225 + 237.5) / 2 * 0.5) * KIP * INCH
-    np.testing.assert_allclose(m.energy_loop(e_max), [hand], rtol=1e-12)
-    e = np.linspace(0.0, e_max, 200_001)
-    x = np.array([0, 0.75, 3, 4]) * INCH
-    gap = np.interp(e, x, np.array([0, 200, 325, 400]) * KIP) \
-        - np.interp(e, x, np.array([0, 50, 100, 150]) * KIP)
-    np.testing.assert_allclose(m.energy_loop(e_max), [_trapezoid(gap, e)], rtol=1e-9)
-
-
-def test_table_given_in_us_units_reproduces_the_forces_in_newtons():
+def test_table_sweep_reproduces_the_us_table():
     ctx = Context("test.toml", "train.coupling.params")
     raw = {"deflection": ["0.75 in", "3 in", "4 in"],
            "loading": ["200 kips", "325 kips", "400 kips"],
-           "unloading": ["60 kips", "100 kips", "150 kips"]}
+           "unloading": ["50 kips", "100 kips", "150 kips"]}
     params = validate(raw, TableDraftGear.params, ctx)
     deflection = check_value(raw["deflection"], TableDraftGear.params["deflection"], ctx)
-    np.testing.assert_allclose(deflection, np.array([0.75, 3.0, 4.0]) * 0.0254, rtol=1e-15)
+    np.testing.assert_allclose(deflection, np.array([0.75, 3.0, 4.0]) * INCH, rtol=1e-15)
     m = TableDraftGear([params])
-    d = np.array([0.75, 3.0, 4.0]) * 0.0254
-    f = m.force(d, np.full(3, FAST))
-    np.testing.assert_allclose(f, np.array([200, 325, 400]) * 4448.2216152605, rtol=1e-12)
+    for side in (1, -1):
+        out, back = _drive(m, [0.0, side * 5 * INCH, 0.0])[0]
+        # through (0, 0) and the points; past 4 in on the last segment's 75 kips/in
+        x = np.array([0.5, 0.75, 2.0, 3.0, 4.0, 5.0])
+        loading = np.array([200 * 0.5 / 0.75, 200, 200 + 125 * 1.25 / 2.25, 325, 400, 475])
+        np.testing.assert_allclose(_force_on(m, out, side * x * INCH), side * loading * KIP,
+                                   rtol=1e-6)
+        # slope between the table points, in kips/in converted to N/m
+        f = _force_on(m, out, side * np.array([0.75, 3.0]) * INCH)
+        np.testing.assert_allclose(np.diff(f) / (side * 2.25 * INCH),
+                                   [125 / 2.25 * KIP_PER_INCH], rtol=1e-6)
+        # unloading from 5 in (200 kips on U, extrapolated at 50 kips/in) after sticking
+        transition = (475 - 200) * KIP / (KST - 50 * KIP_PER_INCH)
+        assert transition < 0.5 * INCH
+        x = np.array([4.0, 3.0, 2.0, 0.75, 0.5])
+        unloading = np.array([150, 100, 50 + 50 * 1.25 / 2.25, 50, 50 * 0.5 / 0.75])
+        np.testing.assert_allclose(_force_on(m, back, side * x * INCH), side * unloading * KIP,
+                                   rtol=1e-6)
 
 
-def test_table_couplings_with_different_tables_each_follow_their_own():
-    short = {**US_TABLE, "deflection": [0.05], "loading": [1e6], "unloading": [2e5],
-             "slack": 0.01}
-    m = TableDraftGear([US_TABLE, short, US_TABLE])
-    d = np.array([3 * INCH, 0.005 + 0.025, -4 * INCH])
-    f = m.force(d, np.array([FAST, FAST, -FAST]))
-    np.testing.assert_allclose(f, [325 * KIP, 5e5, -400 * KIP], rtol=1e-12)
-    k = m.kinks()
-    assert k.shape == (3, 2 + 2 * 3)
-    assert np.isnan(k[1]).sum() == 2 * 2  # the one-point table pads its missing breakpoints
+def test_table_cycle_work_is_the_loop_area_less_the_stick_corner():
+    m = _table()
+    e_max = 3.5 * INCH
+    # by hand, in kip*in: trapezoids of the gap 0 -> 150 (0.75 in) -> 225 (3 in) -> 237.5
+    area = (150 / 2 * 0.75 + (150 + 225) / 2 * 2.25 + (225 + 237.5) / 2 * 0.5) * KIP * INCH
+    # the corner: height 237.5 kips, closing at KST less U's 50 kips/in
+    corner = (237.5 * KIP) ** 2 / (2 * (KST - 50 * KIP_PER_INCH))
+    work = _drive(m, [0.0, e_max, 0.0])[1]
+    np.testing.assert_allclose(work, area - corner, rtol=1e-6)
+    np.testing.assert_allclose(m.energy_loop(e_max), [area - corner], rtol=1e-12)
+    np.testing.assert_allclose(m.energy_loop(e_max, stick=False), [area], rtol=1e-12)
 
 
-def test_sa3_kinks_are_slack_edges_and_stroke_ends_and_free_range_is_the_slack():
+def test_friction_gears_carry_nothing_inside_the_slack():
+    cases = [(_sa3(), np.array([-SLACK, -0.008, -SLACK / 2, -1e-9, 0.0])),
+             (_table(slack=0.02), np.array([-0.01, -0.005, 0.0, 0.003, 0.01]))]
+    for m, d in cases:
+        for z in (-3e5, 0.0, 1e-3, 2e5):  # whatever the memory holds
+            for rate in (-1.0, 0.0, 0.3):
+                np.testing.assert_array_equal(m.force(d, np.full(5, rate), _gear(np.full(5, z))),
+                                              0.0)
+                # strictly inside, the element does not move either
+                inner = d[1:-1]
+                r = m.rates(inner, np.full(3, rate), _gear(np.full(3, z)))["gear_force"]
+                np.testing.assert_array_equal(r, 0.0)
+
+
+def test_sa3_slack_is_on_the_compression_side():
     m = _sa3()
-    np.testing.assert_allclose(np.sort(m.kinks()[0]), [-0.0955, -0.0055, 0.0055, 0.0955])
     lo, hi = m.free_range()
-    assert (lo[0], hi[0]) == (-0.0055, 0.0055)
+    assert (lo[0], hi[0]) == (-SLACK, 0.0)
+    # a gear pressed in from its slack edge starts on its loading curve
+    d = np.array([1e-4, -1e-4, -SLACK - 1e-4, -SLACK - 0.2])
+    z = np.concatenate([m.initial_state(d[i:i + 1])["gear_force"] for i in range(4)])
+    l_1e4 = min(P, KS * 1e-4) + K * 1e-4
+    np.testing.assert_allclose(z, [l_1e4, 0.0, -l_1e4, -(P + K * STROKE)], rtol=1e-12)
+    f = np.concatenate([m.force(d[i:i + 1], np.zeros(1), _gear(z[i])) for i in range(4)])
+    np.testing.assert_allclose(f, [l_1e4, 0.0, -l_1e4, -(P + K * STROKE + KS * (0.2 - STROKE))],
+                               rtol=1e-12)
 
 
-def test_linear_coupler_is_stiffness_times_deflection_plus_damping_times_rate():
-    m = Linear([{"stiffness": 1e8, "damping": 1e5}, {"stiffness": 3e7, "damping": 0.0}])
-    d, v = np.array([0.002, -0.01]), np.array([-0.3, 0.5])
-    np.testing.assert_array_equal(m.force(d, v), [1e8 * 0.002 + 1e5 * -0.3, 3e7 * -0.01])
-    assert m.kinks().shape == (2, 0)
-    lo, hi = m.free_range()
-    np.testing.assert_array_equal(np.concatenate([lo, hi]), 0.0)
+def test_friction_gear_force_stays_in_the_band_for_any_memory():
+    m = _sa3()
+    rng = np.random.default_rng(1)
+    e = np.concatenate([[0.0, 1e-6, 2.5e-5, 0.03, STROKE, 0.11], rng.uniform(0, 0.12, 50)])
+    for side, edge in ((1, 0.0), (-1, -SLACK)):
+        d = edge + side * e
+        e = side * (d - edge)  # the engagement of the rounded deflection, by hand
+        for z in (-1e7, -4e5, 0.0, 4e5, 1e7, *rng.uniform(-2e6, 2e6, 5)):
+            f = side * m.force(d, np.zeros(e.size), _gear(np.full(e.size, z)))
+            over = KS * np.maximum(e - STROKE, 0.0)
+            lo, hi = sa3_unloading(e) + over, sa3_loading(e) + over
+            assert (f >= lo * (1 - 1e-15)).all() and (f <= hi * (1 + 1e-15)).all()
+            # inside the band the force is the memory itself
+            inside = (side * z > sa3_unloading(e)) & (side * z < sa3_loading(e))
+            np.testing.assert_allclose(f[inside], side * z + over[inside], rtol=1e-15)
+
+
+def test_friction_gear_force_is_continuous_at_the_slack_edge_and_the_stroke_end():
+    m = _sa3()
+    z = _gear(np.full(2, 1e6))
+    f = m.force(np.array([-1e-12, 1e-12]), np.zeros(2), z)
+    assert f[0] == 0.0 and 0.0 < f[1] < (KS + K) * 1e-12 * 1.0001
+    f = m.force(np.array([STROKE - 1e-12, STROKE + 1e-12]), np.zeros(2), _gear(np.full(2, 3e6)))
+    np.testing.assert_allclose(f, P + K * STROKE, rtol=1e-9)
+
+
+def test_at_rest_the_state_holds_and_the_force_stays_where_it_was():
+    m = _sa3()
+    d = np.full(3, 0.03)
+    lo, hi = sa3_unloading(0.03), sa3_loading(0.03)  # 211.75 kN, 605 kN
+    z = np.array([hi, (lo + hi) / 2, lo])
+    np.testing.assert_array_equal(m.rates(d, np.zeros(3), _gear(z))["gear_force"], 0.0)
+    np.testing.assert_allclose(m.force(d, np.zeros(3), _gear(z)), z, rtol=1e-15)
+    # loaded to 30 mm and held: the force stays on the loading curve (memory), where a
+    # history-free law at rest would give the mean of the curves, 408.4 kN
+    out = _drive(m, [0.0, 0.03])[0][0]
+    held = solve_ivp(lambda t, y: m.rates(d[:1], np.zeros(1), _gear(y))["gear_force"],
+                     (0.0, 60.0), out.sol.y[:1, -1], rtol=1e-10, atol=1e-6)
+    f = m.force(d[:1], np.zeros(1), _gear(held.y[0, -1]))
+    np.testing.assert_allclose(f, [hi], rtol=1e-9)
+    assert abs(f[0] - (lo + hi) / 2) > 1e5
+
+
+def test_table_rounding_of_a_parallel_last_segment_is_accepted():
+    ctx = Context("test.toml", "train.coupling.params")
+    raw = {"deflection": ["0.75 in", "3 in", "4 in"],
+           "loading": ["200 kips", "325 kips", "400 kips"],
+           "unloading": ["60 kips", "150 kips", "225 kips"]}
+    params = validate(raw, TableDraftGear.params, ctx)
+    lo, un = params["loading"], params["unloading"]
+    # both last segments rise 75 kips; after conversion unloading's is a rounding steeper
+    np.testing.assert_allclose(un[-1] - un[-2], 75 * KIP, rtol=1e-12)
+    np.testing.assert_allclose(lo[-1] - lo[-2], 75 * KIP, rtol=1e-12)
+    m = TableDraftGear([params])
+    # far past the table the band is still 175 kips wide and ordered
+    d = np.full(2, 40 * INCH)
+    f = m.force(d, np.zeros(2), _gear([1e9, -1e9]))
+    np.testing.assert_allclose(f, np.array([400 + 75 * 36, 225 + 75 * 36]) * KIP, rtol=1e-9)
 
 
 @pytest.mark.parametrize(("change", "name"), [
@@ -216,9 +351,114 @@ def test_linear_coupler_is_stiffness_times_deflection_plus_damping_times_rate():
     ({"deflection": [0.0, 0.0762, 0.1016]}, "'deflection'"),
     ({"unloading": [50 * KIP, 400 * KIP, 150 * KIP]}, "'unloading'"),
     ({"loading": [200 * KIP, 325 * KIP]}, "'loading'"),
+    ({"loading": [200 * KIP, -325 * KIP, 400 * KIP]}, "'loading'"),
+    ({"deflection": [], "loading": [], "unloading": []}, "'deflection'"),
     # steeper last unloading segment: would cross above loading past the table
     ({"unloading": [50 * KIP, 100 * KIP, 390 * KIP]}, "'unloading'"),
 ])
 def test_bad_table_raises_value_error_naming_the_parameter(change, name):
     with pytest.raises(ValueError, match=name):
         _table(**change)
+
+
+def test_table_couplings_with_different_tables_each_follow_their_own():
+    short = {**US_TABLE, "deflection": [0.05], "loading": [1e6], "unloading": [2e5],
+             "slack": 0.01}
+    m = TableDraftGear([US_TABLE, short, US_TABLE])
+    assert isinstance(m.p, SimpleNamespace) and m.p.slack.tolist() == [0.0, 0.01, 0.0]
+    d = np.array([3 * INCH, 0.005 + 0.025, -4 * INCH])
+    z = m.initial_state(d)["gear_force"]  # pressed in along the loading curves
+    np.testing.assert_allclose(z, [325 * KIP, 5e5, -400 * KIP], rtol=1e-12)
+    np.testing.assert_allclose(m.force(d, np.zeros(3), _gear(z)), z, rtol=1e-12)
+    # sticking: every gear at the stick stiffness; sliding: each along its own segment
+    r = m.rates(d, np.array([0.1, 0.1, -0.1]), _gear(z / 2))["gear_force"]
+    np.testing.assert_allclose(r, [KST * 0.1, KST * 0.1, -KST * 0.1], rtol=1e-12)
+    r = m.rates(d, np.array([0.1, 0.1, -0.1]), _gear(z))["gear_force"]
+    np.testing.assert_allclose(r, [75 * KIP_PER_INCH * 0.1, 1e6 / 0.05 * 0.1,
+                                   -75 * KIP_PER_INCH * 0.1], rtol=1e-12)
+    k = m.kinks()
+    assert k.shape == (3, 2 + 2 * 3)
+    assert np.isnan(k[1]).sum() == 2 * 2  # the one-point table pads its missing breakpoints
+
+
+def test_sa3_kinks_are_slack_edges_and_stroke_ends_on_both_sides():
+    np.testing.assert_allclose(np.sort(_sa3().kinks()[0]),
+                               [-SLACK - STROKE, -SLACK, 0.0, STROKE])
+    k = _sa3(slack=0.0).kinks()[0]  # one edge, listed once
+    assert np.isnan(k).sum() == 1
+    np.testing.assert_allclose(np.sort(k[np.isfinite(k)]), [-STROKE, 0.0, STROKE])
+
+
+def test_friction_gears_have_a_stick_stiffness_and_no_friction_velocity():
+    for cls in (SA3DraftGear, TableDraftGear):
+        assert "friction_velocity" not in cls.params
+        assert cls.params["stick_stiffness"].default == 2e8
+        assert set(cls.states) == {"gear_force"} and cls.states["gear_force"].unit == "N"
+
+
+def test_rates_are_finite_at_every_state():
+    rng = np.random.default_rng(7)
+    for m, kinks in ((_sa3(), [-SLACK - STROKE, -SLACK, 0.0, STROKE, P / KS]),
+                     (_sa3(solid_stiffness=0.0), [0.0, STROKE]),
+                     (_sa3(preload=0.0, slack=0.0), [0.0, STROKE]),
+                     (_table(), [0.0, 0.75 * INCH, 3 * INCH, -4 * INCH])):
+        d = np.concatenate([kinks, rng.uniform(-0.15, 0.15, 200)])
+        n = d.size
+        for rate in (-0.5, 0.0, 0.5):
+            for z in (np.zeros(n), rng.uniform(-3e6, 3e6, n), np.full(n, 1e12)):
+                r = m.rates(d, np.full(n, rate), _gear(z))["gear_force"]
+                f = m.force(d, np.full(n, rate), _gear(z))
+                assert np.isfinite(r).all() and np.isfinite(f).all()
+                assert (np.abs(r) <= (KS + K) * 0.5 * (1 + 1e-12)).all()
+
+
+MASS = 92.5e3  # kg, a loaded four-axle car
+
+
+def _two_cars_rhs(m, y):
+    """Two cars joined by one SA-3 gear: y = (x0, v0, x1, v1, gear_force); nominal 0."""
+    d, d_dot, s = np.array([y[0] - y[2]]), np.array([y[1] - y[3]]), _gear(y[4])
+    f = m.force(d, d_dot, s)[0]
+    return np.array([y[1], -f / MASS, y[3], f / MASS, m.rates(d, d_dot, s)["gear_force"][0]])
+
+
+def _jacobian(m, y):
+    steps = np.array([1e-9, 1e-6, 1e-9, 1e-6, 1e-3])  # m, m/s, m, m/s, N
+    cols = [(_two_cars_rhs(m, y + h * np.eye(5)[i]) - _two_cars_rhs(m, y - h * np.eye(5)[i]))
+            / (2 * h) for i, h in enumerate(steps)]
+    return np.stack(cols, axis=1)
+
+
+E_MID = 0.03
+L_MID, U_MID = P + K * E_MID, R * (P + K * E_MID)
+L_RAMP = KS * 1e-5 + K * 1e-5  # on the preload ramp, 10 micrometres in
+# (deflection, deflection rate, gear force, stiffness that sets the fastest mode by hand).
+# Each point lies inside one smooth piece of the law, so the differences see that piece:
+# a sliding gear's memory sits 100 N past its curve, where integration leaves it.
+OPERATING_POINTS = {
+    "sticking out": (E_MID, 0.1, (L_MID + U_MID) / 2, KST),
+    "sticking back": (E_MID, -0.1, (L_MID + U_MID) / 2, KST),
+    "at rest": (E_MID, 0.0, (L_MID + U_MID) / 2, KST),
+    "sliding along loading": (E_MID, 0.1, L_MID + 100, K),
+    "sliding along unloading": (E_MID, -0.1, U_MID - 100, R * K),
+    "preload ramp": (1e-5, 0.1, L_RAMP + 1, KS + K),
+    "preload ramp sticking": (1e-5, -0.1, 0.6 * L_RAMP, KS + K),
+    "solid": (STROKE + 0.005, 0.1, P + K * STROKE, KS),
+    "compression sticking": (-SLACK - E_MID, -0.1, -(L_MID + U_MID) / 2, KST),
+    "compression sliding": (-SLACK - E_MID, -0.1, -L_MID - 100, K),
+}
+
+
+@pytest.mark.parametrize("point", list(OPERATING_POINTS))
+def test_two_car_system_is_stable_for_a_20_ms_explicit_step(point):
+    d, d_dot, z, k_hand = OPERATING_POINTS[point]
+    jac = _jacobian(_sa3(), np.array([d, d_dot, 0.0, 0.0, z]))
+    # no term like (L - U) / friction_velocity: force and rate are bounded by a stiffness
+    assert np.abs(jac[3, [0, 2]]).max() * MASS <= (KS + K) * 1.001  # dF/dd
+    assert np.abs(jac[4, [1, 3]]).max() <= (KS + K) * 1.001  # d(rate)/d(d_dot)
+    assert np.abs(jac[4, 4]) < 1e-6 and np.abs(jac[4, [0, 2]]).max() < 1.0  # no damping
+    lam = np.abs(np.linalg.eigvals(jac)).max()
+    # the two-mass chain on stiffness k rings at sqrt(2 k / m)
+    np.testing.assert_allclose(lam, np.sqrt(2 * k_hand / MASS), rtol=1e-3)
+    # Dormand-Prince reaches about 3.3 on the imaginary axis; 2.8 leaves a margin
+    assert lam * 0.02 < 2.8

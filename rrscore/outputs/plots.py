@@ -1,10 +1,26 @@
-"""Plots of a finished drive (matplotlib, no display needed)."""
+"""``speed.png`` and ``force_envelope.png``, drawn when a drive ends (matplotlib, no display
+needed)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+
+from ..hookspecs import hookimpl
+
+
+@hookimpl
+def rrs_drive_end(drive, result) -> None:
+    """Draw the plots if the scenario asks for them and there is something to draw."""
+    if drive.out_dir is None or not drive.scenario.config["output"]["plots"]:
+        return
+    name = drive.scenario.config["name"]
+    if len(result.series["time_s"]) > 1:
+        speed_plot(result.series, drive.out_dir / "speed.png", name)
+        if drive.train.count > 1:
+            force_envelope_plot(result.summary["couplings"], drive.out_dir / "force_envelope.png",
+                                f"{name}: in-train force envelope")
 
 
 def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "") -> None:

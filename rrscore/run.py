@@ -1,0 +1,348 @@
+"""A run: one execution of a scenario, owning every piece of state that changes.
+
+The :class:`~rrscore.scenario.Scenario` is the description and never changes.
+The :class:`Run` built from it owns the train's vehicle-model objects, the
+state vector, every discrete mode (rolling or slipping axles, coupled or
+uncoupled couplings, the direction friction acts in, which driver actions are
+done), the solver and the monitors. :meth:`Run.snapshot` copies all of it and
+:meth:`Run.restore` puts it back, so a run can be branched ("what if the
+driver brakes here?") and repeated exactly.
+
+Each control step: check the stop conditions, apply the driver program, call
+every vehicle model's ``step`` once (one call per vehicle type), gather their
+``Q_a``/``Q_r``, sample the outputs due at this instant, then let the
+integrator advance to the next control time, locating events on the way.
+Samples between control times come from the solver's dense output.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .driver import DriverProgram
+from .dynamics import TrainDynamics
+from .errors import PluginError, plugin_call
+from .events import Event
+from .integrator import Integrator, Segment
+from .recorder import CouplingMonitor
+from .scenario import Scenario
+
+#: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
+_STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
+          "next_control", "k_sample", "max_speed", "moved", "stop_reason", "error",
+          "_emitted")
+
+Sampler = Callable[[float, np.ndarray, list[float]], None]
+Listener = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A copy of a run's state at one instant (see :meth:`Run.snapshot`)."""
+
+    t: float
+    parts: dict[str, Any]
+
+
+class Run:
+    """One run of a scenario. :class:`rrscore.Drive` wraps it with outputs; use a Run
+    directly to step a drive from Python, branch it or repeat part of it.
+
+    :param on_sample: called with ``(t, y, row)`` for each row of the time series:
+        the state vector and the values in the order of :attr:`columns`.
+    :param on_event: called with each :class:`~rrscore.events.Event` soon after it
+        happens.
+    """
+
+    def __init__(self, scenario: Scenario, on_sample: Sampler | None = None,
+                 on_event: Listener | None = None) -> None:
+        self.scenario = scenario
+        self.on_sample = on_sample
+        self.on_event = on_event
+        cfg = scenario.config
+        self.train = tr = scenario.build_train()
+        sol, env = cfg["solver"], cfg["environment"]
+        self.dyn = dyn = TrainDynamics(tr, scenario.route, env["wind"], env["air_density"],
+                                       sol["position_tol"], sol["atol"])
+        start = cfg["start"]
+        speed = start["speed"] if start["speeds"] is None else np.array(start["speeds"])
+        gaps = None if start["gaps"] is None else np.array(start["gaps"])
+        y0 = dyn.initial_state(scenario.start_position, speed, start["slack"], gaps)
+        solver_cls = scenario.registry.solvers[sol["method"]]
+        options: dict[str, Any] = {"step": sol["step"], "rtol": sol["rtol"] * dyn.rtol_mask(),
+                                   "atol": dyn.atol(), "max_step": sol["max_step"]}
+        accepts = inspect.signature(solver_cls).parameters
+        if "reference" in accepts:  # error measured relative to the train's mean motion
+            options["reference"] = dyn.reference
+        if "jac_sparsity" in accepts:  # methods that form the Jacobian
+            options["jac_sparsity"] = dyn.jac_sparsity()
+        with plugin_call(f"solver {sol['method']!r}"):
+            self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)
+        self.integrator = Integrator(self.solver, dyn, on_segment=self._segment)
+        self.driver = DriverProgram(scenario.actions, tr, dyn)
+        steps = [sol["control_step"]] + [
+            b.model.control_step for b in tr.batches if b.model.control_step
+        ]
+        self.control_step = min(steps)
+        self.sample_interval = cfg["output"]["sample_interval"]
+        self.max_time = cfg["stop"]["max_time"]
+        self.x0 = float(y0[dyn.sx][0])
+        self.monitor = CouplingMonitor(tr.count - 1)
+        self.max_speed = abs(float(y0[dyn.sv][0]))
+        self.moved = False
+        self.n_control = 0  # control times are n * control_step: no drift from summing
+        self.next_control = 0.0
+        self.k_sample = 0  # sample times are k * sample_interval
+        self.stop_reason: str | None = None
+        self.error: str | None = None
+        self._emitted = 0
+        self.columns = self._columns()
+        self._signals = dyn.signals()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def t(self) -> float:
+        """Simulated time, s."""
+        return self.solver.t
+
+    @property
+    def y(self) -> np.ndarray:
+        """The state vector (a copy); see ``run.dyn.layout`` for its blocks."""
+        return self.solver.y.copy()
+
+    def state(self, name: str) -> np.ndarray:
+        """One block of the state vector by name (``"body.v"``, ``"wheel.omega"``,
+        ``"simple_loco.main_reservoir"``), a copy."""
+        return self.solver.y[self.dyn.layout[name]].copy()
+
+    def snapshot(self) -> Snapshot:
+        """A copy of everything this run has changed so far, to :meth:`restore` later."""
+        return Snapshot(self.t, copy.deepcopy({k: getattr(self, k) for k in _STATE},
+                                              self._shared()))
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Go back to a :meth:`snapshot` of this run (it can be restored again later).
+        Samples and events after it are produced again as the run goes on."""
+        for k, v in copy.deepcopy(snapshot.parts, self._shared()).items():
+            setattr(self, k, v)
+        self._signals = self.dyn.signals()
+
+    def _shared(self) -> dict[int, Any]:
+        # What a copy shares with the original: the run itself (its callbacks are bound
+        # to it), the scenario and what hangs off it; all of them immutable or external.
+        sc = self.scenario
+        return {id(self): self, id(sc): sc, id(sc.route): sc.route,
+                id(sc.registry): sc.registry}
+
+    # -------------------------------------------------------------------- loop
+    def advance(self, t_end: float | None = None) -> str | None:
+        """Run until a stop condition holds (returns its name, also kept in
+        :attr:`stop_reason`) or, if given, until simulated time ``t_end`` rounded up to a
+        control time (returns None).
+
+        A solver that fails ends the run with ``stop_reason`` "solver failed" and the
+        solver's message in :attr:`error`; plugin errors propagate as
+        :class:`~rrscore.errors.PluginError` with the run's state kept as it was.
+        """
+        if self.stop_reason is not None:
+            return self.stop_reason
+        if t_end is not None:
+            # pause only at a control time, where integration stops anyway, so a run
+            # paused and resumed is the same to the bit as one that ran straight through
+            t_end = math.ceil(t_end / self.control_step - 1e-9) * self.control_step
+        s, dyn, tr = self.solver, self.dyn, self.train
+        while True:
+            t, y = s.t, s.y
+            reason = self._stop_condition(t, y)
+            if reason is not None:
+                self.stop_reason = reason
+                self._sample(t, y, final=True)
+                return reason
+            if t_end is not None and t >= t_end - 1e-12:
+                return None
+            if t >= self.next_control - 1e-9:
+                acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]))
+                changed = self._step_models(t, y)
+                if changed or acted or self.n_control == 0:
+                    self.integrator.restart(t, y)  # inputs jumped: a new start
+                self._emit()
+                self._sample(s.t, s.y)
+                self.n_control += 1
+                self.next_control = self.n_control * self.control_step
+            bound = min(self.next_control, self.max_time)
+            if t_end is not None:
+                bound = min(bound, t_end)
+            message = self.integrator.advance(bound)
+            self._emit()
+            if message is not None:
+                self.stop_reason = "solver failed"
+                self.error = message
+                self._sample(s.t, s.y, final=True)
+                return self.stop_reason
+
+    def _step_models(self, t: float, y: np.ndarray) -> bool:
+        dyn, tr = self.dyn, self.train
+        x, v, omega = y[dyn.sx], y[dyn.sv], y[dyn.somega]
+        dyn.vehicle_states.publish(y)
+        for b in tr.batches:
+            m = b.model
+            sign = tr.orientation[m.index]
+            m.x = x[m.index].copy()
+            m.v = v[m.index] * sign
+            m.omega = omega[b.axles] * sign[:, None]
+            with plugin_call(b.describe("step"), t):
+                m.step(t, self.control_step)
+            if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
+                raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
+                                  f"at t = {t:.3f} s")
+        return dyn.set_inputs()
+
+    def _stop_condition(self, t: float, y: np.ndarray) -> str | None:
+        sc, dyn, tr = self.scenario, self.dyn, self.train
+        stop = sc.config["stop"]
+        x = y[dyn.sx]
+        front = x[0] + tr.half_length[0]
+        speed = np.abs(y[dyn.sv])
+        self.moved = self.moved or bool(speed.max() > stop["standstill_speed"])
+        if t >= self.max_time - 1e-9:
+            return "max_time"
+        if stop["max_distance"] > 0 and abs(x[0] - self.x0) >= stop["max_distance"]:
+            return "max_distance"
+        if sc.stop_position is not None and front >= sc.stop_position:
+            return "at_position"
+        if front >= sc.route.length:
+            return "end_of_route"
+        if stop["standstill"] and self.moved and speed.max() <= stop["standstill_speed"]:
+            return "standstill"
+        return None
+
+    # ---------------------------------------------------------------- outputs
+    def _segment(self, seg: Segment) -> None:
+        """A committed stretch of the solution: monitors, then the samples inside it."""
+        dyn = self.dyn
+        if self.train.count > 1:
+            x = seg.y1[dyn.sx]
+            self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1],
+                                dyn.couplings.deflection(x), dyn.coupler_forces(seg.y1))
+        self.max_speed = max(self.max_speed, abs(float(seg.y1[dyn.sv][0])))
+        if self.on_sample is None:
+            return
+        while True:
+            ts = self.k_sample * self.sample_interval
+            if ts >= seg.t1 - 1e-12:
+                return
+            y = seg(ts)
+            self.on_sample(ts, y, self.row(ts, y))
+            self.k_sample += 1
+
+    def _sample(self, t: float, y: np.ndarray, final: bool = False) -> None:
+        """Samples due at ``t`` itself (after a control update); at the end, the final
+        state as a last row if it is not a sample time."""
+        if self.on_sample is None:
+            return
+        ts = self.k_sample * self.sample_interval
+        if abs(ts - t) <= 1e-9:
+            self.on_sample(ts, y, self.row(ts, y))
+            self.k_sample += 1
+        elif final and t > ts - self.sample_interval + 1e-9:
+            self.on_sample(t, y, self.row(t, y))
+            self.k_sample = math.floor(t / self.sample_interval) + 1
+
+    def sample_final(self) -> None:
+        """Record the state the run stands at as a last row, unless it is recorded already
+        (for a drive cut short by an error or an interruption)."""
+        self._sample(self.solver.t, self.solver.y, final=True)
+
+    def _emit(self) -> None:
+        log = self.dyn.log
+        if self.on_event is not None:
+            for event in log[self._emitted:]:
+                self.on_event(event)
+        self._emitted = len(log)
+
+    def _columns(self) -> list[str]:
+        out = self.scenario.config["output"]
+        cols = ["time_s", "position_m", "speed_mps", "accel_mps2", "traction_force_N",
+                "speed_limit_mps"]
+        cols += [f"v{i}_{s}" for i in out["vehicles"] for s in out["vehicle_signals"]]
+        cols += [f"c{j}_{s}" for j in out["couplings"] for s in out["coupling_signals"]]
+        return cols
+
+    def row(self, t: float, y: np.ndarray) -> list[float]:
+        """The time-series row at ``(t, y)``, in the order of :attr:`columns`."""
+        dyn, tr = self.dyn, self.train
+        out = self.scenario.config["output"]
+        loads = dyn.loads(t, y)
+        x, v = y[dyn.sx], y[dyn.sv]
+        row = [t, x[0], v[0], loads.accel[0], float(dyn.traction_force().sum()),
+               self.scenario.route.speed_limit(x[0] + tr.half_length[0])]
+        if out["vehicles"]:
+            cache: dict[str, np.ndarray] = {}
+            for i in out["vehicles"]:
+                model = tr.batches[tr.batch_of[i]].model
+                for s in out["vehicle_signals"]:
+                    if s in self._signals:
+                        if s not in cache:
+                            cache[s] = self._signals[s][2](y, loads)
+                        row.append(float(cache[s][i]))
+                    elif s in model.out:
+                        row.append(float(model.out[s][tr.row_of[i]]))
+                    else:
+                        row.append(math.nan)
+        if out["couplings"]:
+            values = {s: (self.monitor.work if s == "energy_J" else
+                          self._signals[f"coupling:{s}"][2](y, loads))
+                      for s in out["coupling_signals"]}
+            for j in out["couplings"]:
+                for s in out["coupling_signals"]:
+                    row.append(float(values[s][j]))
+        return row
+
+    def summary(self, wall: float) -> dict[str, Any]:
+        """The figures of the run so far, for ``summary.json`` (``wall``: seconds taken)."""
+        s, dyn, tr = self.solver, self.dyn, self.train
+        y = s.y
+        mon = self.monitor
+        jt = int(mon.tension.argmax()) if mon.tension.size else -1
+        jc = int(mon.compression.argmax()) if mon.compression.size else -1
+        kinds = [e.kind for e in dyn.log]
+        out = {
+            "scenario": self.scenario.config["name"],
+            "sim_time_s": s.t,
+            "distance_m": float(y[dyn.sx][0] - self.x0),
+            "max_speed_mps": self.max_speed,
+            "final_speed_mps": float(y[dyn.sv][0]),
+            "max_coupler_tension_N": float(mon.tension[jt]) if jt >= 0 else 0.0,
+            "max_coupler_tension_coupling": jt,
+            "max_coupler_tension_time_s": float(mon.tension_time[jt]) if jt >= 0 else 0.0,
+            "max_coupler_compression_N": float(mon.compression[jc]) if jc >= 0 else 0.0,
+            "max_coupler_compression_coupling": jc,
+            "max_coupler_compression_time_s":
+                float(mon.compression_time[jc]) if jc >= 0 else 0.0,
+            "wall_time_s": wall,
+            "real_time_factor": s.t / wall if wall > 0 else math.inf,
+            "steps": s.nsteps,
+            "rejected_steps": s.nrejected,
+            "rhs_evaluations": s.nfev,
+            "events": dict(self.integrator.event_counts),
+            "solver": self.scenario.config["solver"]["method"],
+            "vehicles": tr.count,
+            "train_mass_kg": tr.total_mass,
+            "slip_events": kinds.count("slip"),
+            "slide_events": kinds.count("slide"),
+            "coupler_breaks": kinds.count("coupler break"),
+            "couplings_made": kinds.count("coupled"),
+            "draft_gear_energy_J": float(mon.work.sum()),
+            "stop_reason": self.stop_reason or "running",
+            "couplings": mon.summary(),
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out

@@ -1,0 +1,272 @@
+"""Wheelsets: each axle's angle and spin, wheel-rail adhesion, slip and slide.
+
+An axle is in one of two modes:
+
+* rolling (adhered): ``omega = v/r``. The slip velocity is quasi-static and
+  small (the creep law's rising branch; reported, not integrated, because its
+  time constant is some 50 microseconds), the axle's inertia ``J/r^2`` adds
+  to the vehicle's effective mass (hence the hump-yard rotating-mass factor),
+  and its drive and brake torques act on the body through the rail.
+* slipping: ``omega`` is integrated, and the rail force is the creep law at
+  slip velocity ``s = omega r - v`` beyond its peak (gross slip or slide). A
+  brake on a slipping axle is Coulomb-like on ``omega``, with its direction
+  held over each step as the bodies' resistances are.
+
+An axle starts to slip when the tangential force its torques demand exceeds
+``psi N``; it re-adheres when ``|s|`` falls back below the creep peak ``s0``.
+Both are events located in time, as is a sliding wheel coming to a stop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import adhesion
+from .bodies import Bodies, coulomb_net
+from .component import Component, EventBlock, Loads, Signal
+from .events import Event
+from .state import StateLayout, StateSpec
+from .train import Train
+
+
+class Wheelsets(Component):
+    """Every wheelset of a train, as whole arrays over the axles."""
+
+    name = "wheel"
+
+    def __init__(self, train: Train, bodies: Bodies, speed_tol: float) -> None:
+        self.train, self.bodies = train, bodies
+        na = train.axle_count
+        self.na = na
+        self.speed_tol = speed_tol
+        self.rolling = np.ones(na, dtype=bool)
+        self.spin = np.zeros(na)  # held direction of a slipping axle's spin, -1, 0, +1
+        # Inputs held over a control step (train frame).
+        self.axle_torque = np.zeros(na)
+        self.axle_brake = np.zeros(na)
+        self.rail_condition = train.rail_factor.copy()  # from configs and the driver program
+        self.rail_factor = self.rail_condition.copy()  # times the vehicles' adhesion_factor
+        self.events_out: list[Event] = []
+        self.sphi = self.somega = slice(0, 0)
+        self._inv_radius = 1.0 / train.axle_radius
+        first = np.concatenate([[0], np.cumsum(train.num_axis)[:-1]])
+        self.axle_in_vehicle = np.arange(na) - first[train.axle_vehicle]
+        self.refresh_modes()
+
+    def declare(self, layout: StateLayout) -> None:
+        # omega's tolerance is the speed tolerance at the rim: the dynamics divides it by
+        # each axle's radius (a spec holds one number).
+        self.sphi = layout.add("wheel.phi", StateSpec(
+            "rad", "wheelset angle (feeds nothing back: uncontrolled)", np.inf), self.na)
+        self.somega = layout.add("wheel.omega", StateSpec(
+            "rad/s", "wheelset angular velocity (tolerance: speed_tol at the rim)",
+            self.speed_tol), self.na)
+
+    def initial(self, y: np.ndarray) -> None:
+        tr = self.train
+        y[self.somega] = y[self.bodies.sv][tr.axle_vehicle] / tr.axle_radius
+
+    # ----------------------------------------------------------------- inputs
+    def refresh_modes(self) -> None:
+        """Recompute what depends on the modes (rolling/slipping) and the held inputs."""
+        self.slipping = np.flatnonzero(~self.rolling)
+        # Rolling axles with torque or brake: only they can be driven into slip.
+        k = np.flatnonzero(self.rolling & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
+        self.loaded_axles = k
+        self._loaded_vehicle = self.train.axle_vehicle[k]
+
+    def held_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per vehicle: force and brake resistance of the rolling axles through the rail,
+        and the rolling axles' equivalent mass ``J/r^2``."""
+        tr, roll, n = self.train, self.rolling, self.train.count
+        veh, r = tr.axle_vehicle, tr.axle_radius
+        return (np.bincount(veh, roll * self.axle_torque / r, n),
+                np.bincount(veh, roll * self.axle_brake / r, n),
+                np.bincount(veh, roll * tr.axle_mass_equiv, n))
+
+    def psi(self, v_axle: np.ndarray, axles: np.ndarray | None = None) -> np.ndarray:
+        """Adhesion coefficient times rail factor at axle speeds ``v_axle``, for all axles
+        (or for the listed ``axles``, ``v_axle`` then being their speeds)."""
+        tr = self.train
+        if len(tr.adhesion_laws) == 1:
+            out = tr.adhesion_laws[0](v_axle)
+        else:
+            law_of = tr.axle_law if axles is None else tr.axle_law[axles]
+            out = np.empty(len(law_of))
+            for i, law in enumerate(tr.adhesion_laws):
+                sel = law_of == i
+                if sel.any():
+                    out[sel] = law(v_axle[sel])
+        return out * (self.rail_factor if axles is None else self.rail_factor[axles])
+
+    def start_step(self, y: np.ndarray) -> None:
+        """Hold each slipping axle's spin direction for the coming steps."""
+        self.spin = np.sign(y[self.somega])
+
+    commit = start_step
+
+    # ------------------------------------------------------------------- rhs
+    def forces(self, t: float, y: np.ndarray, loads: Loads) -> None:
+        if not self.slipping.size:
+            return
+        tr, k = self.train, self.slipping
+        veh = tr.axle_vehicle[k]
+        v = y[self.bodies.sv]
+        s = y[self.somega][k] * tr.axle_radius[k] - v[veh]
+        x = s / tr.creep_slip[k]
+        # A slipping axle demands more than adhesion gives, so inside the creep peak
+        # its contact is saturated (full psi N); beyond it, the creep law falls off.
+        ratio = np.where(np.abs(x) <= 1.0, np.sign(x),
+                         adhesion.creep_ratio_unchecked(x, tr.kinetic_ratio[k]))
+        rail = self.psi(v[veh], k) * tr.axle_normal[k] * ratio
+        loads.force += np.bincount(veh, rail, tr.count)
+        loads.rail = (k, rail)
+
+    def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
+        tr = self.train
+        omega = y[self.somega]
+        dy[self.sphi] = omega
+        domega = loads.accel[tr.axle_vehicle] * self._inv_radius
+        if loads.rail is not None:
+            k, rail = loads.rail
+            drive = self.axle_torque[k] - rail * tr.axle_radius[k]
+            direction = np.where(self.spin[k] != 0.0, self.spin[k], omega[k])
+            domega[k] = coulomb_net(drive, self.axle_brake[k], direction) / tr.axle_inertia[k]
+        dy[self.somega] = domega
+
+    # ---------------------------------------------------------------- events
+    def required_rail_force(self, y: np.ndarray, f: np.ndarray,
+                            axles: np.ndarray | None = None) -> np.ndarray:
+        """Tangential rail force rolling axles must transmit, from their torques and inertia
+        (all axles, or the listed ones)."""
+        tr = self.train
+        k = slice(None) if axles is None else axles
+        veh = tr.axle_vehicle[k]
+        sv = self.bodies.sv
+        v, a = y[sv][veh], f[sv][veh]
+        torque, brake_max = self.axle_torque[k], self.axle_brake[k]
+        brake = np.where(v != 0.0, brake_max * np.sign(v),
+                         np.minimum(np.maximum(torque, -brake_max), brake_max))
+        return (torque - brake) / tr.axle_radius[k] - tr.axle_mass_equiv[k] * a
+
+    def slip_velocity(self, y: np.ndarray, f: np.ndarray | None = None) -> np.ndarray:
+        """Slip velocity ``omega r - v`` per axle; rolling axles show their creep slip."""
+        tr = self.train
+        v = y[self.bodies.sv][tr.axle_vehicle]
+        s = y[self.somega] * tr.axle_radius - v
+        if f is not None and self.rolling.any():
+            need = self.required_rail_force(y, f)
+            cap = self.psi(v) * tr.axle_normal
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.clip(np.where(cap > 0, need / cap, 0.0), -1.0, 1.0)
+            creep = adhesion.creep_slip_for_ratio(ratio, 1.0) * tr.creep_slip
+            s = np.where(self.rolling, creep, s)
+        return s
+
+    def events(self) -> list[EventBlock]:
+        return [
+            EventBlock("wheel stops", self._spinning, -1, self._lock),
+            EventBlock("slip", self._slip_margin, -1, self._start_slip, condition=True),
+            EventBlock("re-adhesion", self._readhesion_margin, -1, self._readhere,
+                       condition=True),
+        ]
+
+    def _event(self, t: float, kind: str, k: int, value: float, detail: str = "") -> None:
+        tr = self.train
+        self.events_out.append(Event(t, kind, vehicle=int(tr.axle_vehicle[k]),
+                                     axle=int(self.axle_in_vehicle[k]), value=float(value),
+                                     detail=detail))
+
+    def _spinning(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
+        k = self.slipping
+        if not k.size:
+            return None
+        g = np.ones(self.na)
+        g[k] = np.where(self.spin[k] != 0.0, y[self.somega][k] * self.spin[k], 1.0)
+        return g
+
+    def _lock(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        v = y[self.bodies.sv]
+        for k in idx:
+            self._event(t, "wheel locked", k, v[self.train.axle_vehicle[k]])
+        y = y.copy()
+        y[self.somega][idx] = 0.0
+        self.spin[idx] = 0.0
+        return y
+
+    def _slip_margin(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
+        k = self.loaded_axles
+        if not k.size:
+            return None
+        cap = self.psi(y[self.bodies.sv][self._loaded_vehicle], k) * self.train.axle_normal[k]
+        g = np.ones(self.na)
+        g[k] = cap - np.abs(self.required_rail_force(y, f, k))
+        return g
+
+    def _start_slip(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        tr = self.train
+        need = self.required_rail_force(y, self.rhs(t, y), idx)
+        y = y.copy()
+        v = y[self.bodies.sv][tr.axle_vehicle[idx]]
+        y[self.somega][idx] = (v + tr.creep_slip[idx] * np.sign(need)) / tr.axle_radius[idx]
+        self.rolling[idx] = False
+        for k, n in zip(idx, need, strict=True):
+            self._event(t, "slip" if n > 0 else "slide", k, abs(n), f"{abs(n):.0f} N demanded")
+        self.on_modes_changed()
+        return y
+
+    def _readhesion_margin(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
+        k = self.slipping
+        if not k.size:
+            return None
+        tr = self.train
+        s = y[self.somega][k] * tr.axle_radius[k] - y[self.bodies.sv][tr.axle_vehicle[k]]
+        g = np.ones(self.na)
+        g[k] = np.abs(s) - tr.creep_slip[k]
+        return g
+
+    def _readhere(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        # Only where rolling would ask no more of the rail than adhesion gives: a
+        # wheel locked by a brake stronger than adhesion slides on until the stop.
+        tr = self.train
+        f = self.rhs(t, y)
+        veh = tr.axle_vehicle[idx]
+        cap = self.psi(y[self.bodies.sv][veh], idx) * tr.axle_normal[idx]
+        idx = idx[np.abs(self.required_rail_force(y, f, idx)) <= cap]
+        if not idx.size:
+            return y
+        y = y.copy()
+        s = y[self.somega][idx] * tr.axle_radius[idx] - y[self.bodies.sv][tr.axle_vehicle[idx]]
+        y[self.somega][idx] = y[self.bodies.sv][tr.axle_vehicle[idx]] / tr.axle_radius[idx]
+        self.rolling[idx] = True
+        for k, sk in zip(idx, s, strict=True):
+            self._event(t, "re-adhesion", k, sk)
+        self.on_modes_changed()
+        return y
+
+    def stop_with_vehicles(self, y: np.ndarray, vehicles: np.ndarray) -> None:
+        """Rolling wheels of vehicles that have just stopped stop with them."""
+        axles = np.isin(self.train.axle_vehicle, vehicles) & self.rolling
+        y[self.somega][axles] = 0.0
+
+    # Wired by the dynamics: the right-hand side (for the events that need the
+    # accelerations of a state) and a call-back when modes change.
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:  # pragma: no cover - replaced
+        raise NotImplementedError
+
+    def on_modes_changed(self) -> None:  # pragma: no cover - replaced
+        raise NotImplementedError
+
+    # --------------------------------------------------------------- signals
+    def signals(self) -> dict[str, Signal]:
+        tr = self.train
+
+        def max_slip(y, loads):
+            f = np.zeros_like(y)
+            f[self.bodies.sv] = loads.accel
+            slip = np.abs(self.slip_velocity(y, f))
+            out = np.zeros(tr.count)
+            np.maximum.at(out, tr.axle_vehicle, slip)
+            return out
+
+        return {"max_slip_mps": ("vehicle", "m/s", max_slip)}
