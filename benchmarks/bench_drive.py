@@ -6,11 +6,13 @@ Cases (``--case``, default both):
   from a standstill with the slack bunched, 600 simulated seconds on the hilly route.
 * ``sa3``: SimpleLoco + 100 cars (85 % loaded) with SA-3 friction draft gears, one
   simulated hour on the 120 km main line.
+* ``fine``: the spring case sampled every 0.01 s instead of every second (samples
+  come from the solver's dense output, so they should cost little).
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--case spring|sa3] [--solver rk45|rk4]
+    python benchmarks/bench_drive.py [--case spring|sa3|fine] [--solver rk45|rk4]
 
 It is a measurement, not a test: the figures depend on the machine.
 """
@@ -33,14 +35,16 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 CASES = {
     "spring": {"train": "freight_100", "route": "hilly_20km", "sim_time": 600.0,
-               "payload": 1.0, "repeat": 3},
+               "payload": 1.0, "repeat": 3, "sample": 1.0},
     "sa3": {"train": "freight_100_sa3", "route": "line_120km", "sim_time": 3600.0,
-            "payload": 0.85, "repeat": 1},
+            "payload": 0.85, "repeat": 1, "sample": 1.0},
+    "fine": {"train": "freight_100", "route": "hilly_20km", "sim_time": 600.0,
+             "payload": 1.0, "repeat": 1, "sample": 0.01},
 }
 
 
 def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km",
-             payload: float = 1.0) -> rrscore.Scenario:
+             payload: float = 1.0, sample: float = 1.0) -> rrscore.Scenario:
     """Full traction from standstill with slack bunched."""
     table = {
         "name": f"benchmark {train}",
@@ -50,7 +54,7 @@ def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km"
         "solver": {"method": solver},
         "driver": [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
         "stop": {"max_time": sim_time},
-        "output": {"sample_interval": 1.0},
+        "output": {"sample_interval": sample},
     }
     sc = scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS))
     if payload != 1.0:  # the train file's cars are fully loaded; lighten them in place
@@ -78,13 +82,16 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
     sim_time = args.sim_time or case["sim_time"]
     runs = []
     for _ in range(args.repeat or case["repeat"]):
-        sc = scenario(case["train"], sim_time, args.solver, case["route"], case["payload"])
+        sc = scenario(case["train"], sim_time, args.solver, case["route"], case["payload"],
+                      case["sample"])
         runs.append(rrscore.Drive(sc).run().summary)
     best = min(runs, key=lambda s: s["wall_time_s"])
     figures = {
         "benchmark": name,
         "train": case["train"],
         "route": case["route"],
+        "sample_interval_s": case["sample"],
+        "rrscore": str(Path(rrscore.__file__).parent),
         "vehicles": best["vehicles"],
         "solver": args.solver,
         "sim_time_s": round(best["sim_time_s"], 3),

@@ -57,6 +57,7 @@ class Bodies(Component):
         self.position_tol, self.speed_tol = position_tol, speed_tol
         self.direction = np.zeros(self.n)  # -1, 0 (standing: static friction), +1
         self.frozen = np.zeros(self.n, dtype=bool)  # direction held over the step
+        self._all_frozen = False
         self.sx = self.sv = slice(0, 0)
         tr = train
         self._half_rho_cd_a = 0.5 * air_density * tr.cd_a
@@ -98,6 +99,7 @@ class Bodies(Component):
         v = y[self.sv]
         self.direction = np.sign(v)
         self.frozen = self.has_friction & (self.direction != 0.0)
+        self._all_frozen = bool(self.frozen.all())
 
     commit = start_step
 
@@ -132,7 +134,7 @@ class Bodies(Component):
         """Accelerations from the summed forces, with the Coulomb rule, into ``loads``."""
         v = y[self.sv]
         force, resist = loads.force, loads.resist
-        if self.frozen.all():  # everything moves: plain Coulomb resistance
+        if self._all_frozen:  # everything moves: plain Coulomb resistance
             net = force - resist * self.direction
         else:
             net = coulomb_net(force, resist, np.where(self.frozen, self.direction, v))
@@ -156,6 +158,7 @@ class Bodies(Component):
         y[self.sv][idx] = 0.0
         self.direction[idx] = 0.0
         self.frozen[idx] = False
+        self._all_frozen = False
         self.on_stop(y, idx)
         return y
 

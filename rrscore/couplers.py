@@ -117,6 +117,7 @@ class Couplings(Component):
         self.coupling_speed = coupling_speed
         self.coupled = (np.ones(self.count, dtype=bool) if coupled is None
                         else np.array(coupled, dtype=bool))
+        self._all_coupled = bool(self.coupled.all())
         # One model serving every coupling in order: skip the index gather.
         self._single = len(models) == 1 and np.array_equal(models[0][1], np.arange(self.count))
         kinks = [np.zeros((self.count, 0))]
@@ -130,6 +131,7 @@ class Couplings(Component):
         self.events_out: list[Event] = []  # the dynamics hands in its event list
         self.state_slices: list[dict[str, slice]] = [{} for _ in models]
         self.sx = self.sv = slice(0, 0)  # set by the dynamics once the bodies are laid out
+        self._has_states = False
 
     # ----------------------------------------------------------------- state
     def declare(self, layout: StateLayout) -> None:
@@ -139,6 +141,7 @@ class Couplings(Component):
                 f"{model.type_name}#{g}"
             for name, spec in model.states.items():
                 self.state_slices[g][name] = layout.add(f"coupler.{tag}.{name}", spec, len(idx))
+        self._has_states = any(self.state_slices)
 
     def initial(self, y: np.ndarray) -> None:
         d = self.deflection(y[self.sx])
@@ -186,7 +189,7 @@ class Couplings(Component):
         loads.force[1:] += cf
 
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
-        if not any(self.state_slices):
+        if not self._has_states:
             return
         x, v = y[self.sx], y[self.sv]
         d, d_dot = self.deflection(x), v[:-1] - v[1:]
@@ -202,7 +205,12 @@ class Couplings(Component):
     @property
     def all_coupled(self) -> bool:
         """True while no coupling has been uncoupled (the common, cheaper case)."""
-        return bool(self.coupled.all())
+        return self._all_coupled
+
+    def set_coupled(self, couplings: np.ndarray | int, coupled: bool) -> None:
+        """Couple or uncouple couplings (a mode: only between steps)."""
+        self.coupled[couplings] = coupled
+        self._all_coupled = bool(self.coupled.all())
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """Slack range ``(lo, hi)`` of every coupling."""
@@ -236,7 +244,7 @@ class Couplings(Component):
 
     def _break(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
         force = self.force_at(y)
-        self.coupled[idx] = False
+        self.set_coupled(idx, False)
         for j in idx:
             self.events_out.append(Event(t, "coupler break", coupling=int(j),
                                          value=float(force[j]), detail=f"{force[j]:.0f} N"))
@@ -254,7 +262,8 @@ class Couplings(Component):
         self._reset_states(y, idx)  # faces meet: the gears start from rest
         for j, c in zip(idx, closing, strict=True):
             joins = bool(c <= self.coupling_speed[j])
-            self.coupled[j] = self.coupled[j] or joins
+            if joins:
+                self.set_coupled(j, True)
             self.events_out.append(Event(t, "coupled" if joins else "impact", coupling=int(j),
                                          value=float(c), detail=f"{c:.3f} m/s"))
         return y  # coupled or not, contact is a new start for the solver

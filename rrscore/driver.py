@@ -162,7 +162,7 @@ class DriverProgram:
                     for name, value in a.controls:
                         model.set_control(name, rows, value)
             if a.uncouple is not None:
-                tr.couplings.coupled[a.uncouple] = False
+                tr.couplings.set_coupled(a.uncouple, False)
             if a.rail_condition is not None:
                 self.dynamics.set_rail_condition(rail_condition_factor(a.rail_condition))
             self.dynamics.log.append(Event(t, "driver", vehicle=a.vehicles[0]

@@ -56,12 +56,15 @@ class VehicleStates(Component):
                 y[sl] = init[k]
 
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
+        if not self.batches:
+            return
         v = y[self.bodies.sv]
         orientation = self.train.orientation
         for b, slices in zip(self.batches, self.slices, strict=True):
             m = b.model
-            s = SimpleNamespace(v=v[m.index] * orientation[m.index],
-                                **{k: y[sl] for k, sl in slices.items()})
+            s = SimpleNamespace(v=v[m.index] * orientation[m.index])
+            for k, sl in slices.items():
+                setattr(s, k, y[sl])
             try:
                 r = m.rates(t, s)
                 for k, sl in slices.items():

@@ -30,9 +30,10 @@ from .solvers import Solver
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
-#: An event function this close to zero, relative to its value at the step start, is on
-#: its surface: the event is acted on now even if rounding left it a hair before.
-ON_SURFACE = 1e-5
+#: An event function this close to zero, relative to its change over the step that
+#: crossed it, is on its surface: the event is acted on now even if the dense output
+#: left it a hair before.
+ON_SURFACE = 1e-4
 
 
 class Segment:
@@ -79,6 +80,7 @@ class Integrator:
         self.dyn = dyn
         self.on_segment = on_segment
         self.event_counts: dict[str, int] = {b.name: 0 for b in dyn.events}
+        self._declined: tuple | None = None  # an action refused at a step's start
 
     def _derivative(self) -> np.ndarray:
         s = self.solver
@@ -143,7 +145,12 @@ class Integrator:
 
             t_star, (b, j) = self._locate(t0, g_old, g_new, hits)
             whole = True
-            if t_star < s.t and t_star - t0 > EVENT_RTOL * max(1.0, abs(t0)):
+            near_start = t_star - t0 <= EVENT_RTOL * max(1.0, abs(t0))
+            if near_start and dyn.events[b].action is not None \
+                    and self._declined != (t0, b, j):
+                # the crossing is at the step's start: act there, not a step late
+                s.t, s.y, s.f = t0, y0, f0
+            elif t_star < s.t and not near_start:
                 # end the step on the surface: take it again from its start, shorter
                 s.t, s.y, s.f = t0, y0, f0
                 message = self._step_to(t_star)
@@ -155,7 +162,7 @@ class Integrator:
             y = s.y
             acted = False
             landed: list[tuple[int, np.ndarray]] = []  # on a surface, not past it
-            for b, (blk, g0, hit) in enumerate(zip(dyn.events, g_old, hits, strict=True)):
+            for bi, (blk, g0, hit) in enumerate(zip(dyn.events, g_old, hits, strict=True)):
                 if hit is None or not hit.any():
                     continue
                 idx = np.flatnonzero(hit)
@@ -167,9 +174,11 @@ class Integrator:
                 # the step end a hair before it): several events at one instant (a
                 # contact where a slack edge is) are all acted on now, none a step late
                 crossed = _crossed(blk, g0[idx], g_now)
-                on = crossed | (np.abs(g_now) <= ON_SURFACE * np.abs(g0[idx]))
+                on = crossed | (np.abs(g_now) <= ON_SURFACE * np.abs(g0[idx] - g_new[bi][idx]))
+                if near_start and bi == b:
+                    on |= idx == j  # located at the step's start: it is this instant's
                 if (on & ~crossed).any():
-                    landed.append((b, idx[on & ~crossed]))
+                    landed.append((bi, idx[on & ~crossed]))
                 idx = idx[on]
                 if not idx.size:
                     continue
@@ -180,18 +189,20 @@ class Integrator:
                 if new is not y:  # the action may decline (returns y itself)
                     self.event_counts[blk.name] += idx.size
                     y, acted = new, True
+                elif near_start and bi == b:
+                    self._declined = (t0, b, j)  # take the whole step next time
             if acted:
                 self.restart(s.t, y)
             else:
                 dyn.commit(s.y)
             g_old = self._values(s.t, s.y, self._derivative())
-            for b, idx in landed:
+            for bl, idx in landed:
                 # taken as crossed: put it on the far side so the next step does not
                 # find the same crossing again
-                g = g_old[b]
+                g = g_old[bl]
                 if g is not None:
-                    g_old[b] = g = g.copy()
-                    g[idx] = np.sign(g_new[b][idx]) * np.maximum(np.abs(g[idx]), 1e-300)
+                    g_old[bl] = g = g.copy()
+                    g[idx] = np.sign(g_new[bl][idx]) * np.maximum(np.abs(g[idx]), 1e-300)
         return None
 
     def _step_to(self, t: float) -> str | None:

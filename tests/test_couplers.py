@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import car_config, make_scenario
 
-from rrscore import Drive
+from rrscore import Drive, Run
 
 FREE = {"formula": "none", "starting": False}
 # a loaded car and its four wheelsets rolling: m + n J / r^2
@@ -151,3 +151,31 @@ def drive_made(path):
     from rrscore import drive
 
     return drive(path).summary["couplings_made"]
+
+
+# --- defects fixed with Core v2 ------------------------------------------------------------
+
+def test_uncoupled_spring_damper_exerts_no_force_until_the_faces_touch():
+    # Closing at 1 m/s with the faces 12 mm apart: the damper used to push (658 kN).
+    run = Run(_two_cars([0.0, 1.0]))
+    cp = run.dyn.couplings
+    lo = cp.lo[0]
+    for gap in (0.012, 0.001, 0.0):
+        force = cp.force(np.array([lo + gap]), np.array([-1.0]), run.y)
+        assert force[0] == 0.0
+    assert cp.force(np.array([lo - 0.001]), np.array([-1.0]), run.y)[0] < 0.0  # pushes
+
+
+@pytest.mark.parametrize("speed", [0.4, 1.01])
+def test_contact_is_acted_on_at_the_instant_the_faces_meet(speed):
+    # The contact coincides with the slack edge (a located kink): the coupling decision
+    # used to come a step late, from a reduced closing speed (1.004 instead of 1.010 m/s
+    # with 0.1 s sampling). Frictionless cars close at their initial speed until contact.
+    sc = _two_cars([0.0, speed], coupling_speed="1.02 m/s", stop={"max_time": 5.0},
+                   solver={"control_step": 0.1})
+    r = Drive(sc).run()
+    contact = [e for e in r.events if e.kind in ("coupled", "impact")]
+    assert contact[0].kind == "coupled"
+    assert contact[0].value == pytest.approx(speed, rel=1e-9)
+    # the faces met when the 0.5 m gap and half the 20 mm slack had closed at that speed
+    assert contact[0].t == pytest.approx(0.51 / speed, rel=1e-6)

@@ -208,3 +208,34 @@ def test_brake_above_adhesion_slides_the_wheels_and_they_stop_on_sliding_frictio
     # within 0.5 %: the first tenth of a second, while the wheels spin down to a lock,
     # the contact still gives its peak
     assert r.summary["distance_m"] == pytest.approx(ref.y[0][-1], rel=5e-3)
+
+
+@pytest.mark.parametrize(("method", "step"), [("rk4", 0.05), ("rk4", 1.0), ("rk45", 0.01)])
+def test_braked_car_stops_where_the_closed_form_says_and_stays_stopped(method, step):
+    # A frictionless car at 5 m/s with its hand brake on: constant deceleration F/M_eff
+    # (rolling wheelsets included), so it stops after v^2/(2a) and stays there. With the
+    # resistance's sign taken per stage, rk4 used to miss the stop and creep, or (1 s
+    # steps) move backwards while its recorded speed stayed positive.
+    F, v0 = 60e3, 5.0
+    sc = make_scenario([{"config": car_config(resistance={"formula": "none",
+                                                           "starting": False})}],
+                       start={"position": "1 km", "speed": v0},
+                       driver=[{"at_time": 0.0, "set": {"hand_brake": 1.0}}],
+                       solver={"method": method, "step": step, "control_step": step},
+                       stop={"max_time": 60.0}, output={"sample_interval": 0.5})
+    r = Drive(sc).run()
+    m_eff = 92500.0 + 4 * 96.0 / 0.4785**2
+    a = F / m_eff
+    t = r.series["time_s"]
+    v = r.series["speed_mps"]
+    assert (v >= 0.0).all()
+    np.testing.assert_allclose(v, np.maximum(v0 - a * t, 0.0), rtol=1e-9, atol=1e-9)
+    assert r.series["position_m"][-1] - 1000.0 == pytest.approx(v0**2 / (2 * a), rel=1e-9)
+    assert r.summary["final_speed_mps"] == 0.0
+
+
+def test_zero_wheelset_inertia_is_a_config_error_naming_the_key():
+    with pytest.raises(rrscore.ConfigError) as info:
+        make_scenario([{"config": car_config(wheelset_inertia="0 kg*m^2")}])
+    assert "wheelset_inertia" in str(info.value)
+    assert "> 0" in str(info.value)

@@ -376,3 +376,30 @@ def test_plugin_setting_nan_force_is_plugin_error(tmp_path: Path) -> None:
     assert "flaky_car.toml" in message
     assert "t = 1.000 s" in message
     assert json.loads((out / "summary.json").read_text())["stop_reason"] == "error"
+
+
+def test_readme_output_plugin_adds_a_file_and_a_summary_key(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    part = readme[readme.index("**Outputs of your own.**"):]
+    code = part[part.index("```python") + len("```python"):]
+    code = code[:code.index("```")]
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "distance.py").write_text(code)
+    scenario = write_scenario(tmp_path / "scenario.toml", f"[[scenario.train.vehicles]]\n"
+                              f"config = {toml_path(LOCO)}\n",
+                              extra='[[scenario.driver]]\nat_time = 0.0\n'
+                                    'set = { traction_level = 1.0 }\n')
+    r = Drive(load_scenario(scenario, plugin_dirs=[plugins])).run(tmp_path / "out")
+    assert r.summary["distance_km"] == pytest.approx(r.summary["distance_m"] / 1000)
+    text = (tmp_path / "out" / "distance.txt").read_text()
+    assert text == f"{r.summary['distance_m']:.1f} m\n"
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["distance_km"] == pytest.approx(r.summary["distance_km"])
+
+
+def test_builtin_plugins_are_there_without_entry_points() -> None:
+    reg = load_registry(use_entry_points=False)
+    assert {"simple_loco", "freight_car"} <= set(reg.vehicle_types)
+    assert {"spring_damper", "sa3", "table", "linear"} <= set(reg.coupler_models)
+    assert {"rk4", "rk45", "ros23"} <= set(reg.solvers)

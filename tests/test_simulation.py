@@ -48,3 +48,29 @@ def test_samples_finer_than_the_control_step_are_taken_on_time():
                        output={"sample_interval": 0.01})
     t = Drive(sc).run().series["time_s"]
     np.testing.assert_allclose(t, np.arange(101) * 0.01, atol=1e-9)
+
+
+def test_row_at_a_control_time_shows_the_actions_of_that_time():
+    # The t = 0 row used to show traction 0, written before the actions at 0 s applied.
+    sc = make_scenario([LOCO], start={"position": "1 km"}, driver=FULL,
+                       stop={"max_time": 2.0})
+    r = Drive(sc).run()
+    assert r.series["time_s"][0] == 0.0
+    assert r.series["traction_force_N"][0] == pytest.approx(450e3, rel=1e-12)  # F_max
+
+
+def test_fine_sampling_does_not_change_the_integration():
+    # Samples come from the solver's dense output; they no longer end steps.
+    def run(sample):
+        sc = make_scenario([LOCO, {"config": "vehicles/freight_car_4axle.toml", "count": 5}],
+                           start={"position": "1 km", "slack": "bunched"}, driver=FULL,
+                           stop={"max_time": 20.0}, output={"sample_interval": sample})
+        return Drive(sc).run()
+
+    coarse, fine = run(1.0), run(0.01)
+    assert coarse.summary["steps"] == fine.summary["steps"]
+    assert coarse.summary["distance_m"] == fine.summary["distance_m"]
+    assert len(fine.series["time_s"]) == 2001
+    # the fine rows at whole seconds are the coarse rows, to the dense output's accuracy
+    np.testing.assert_allclose(fine.series["speed_mps"][::100], coarse.series["speed_mps"],
+                               rtol=0, atol=1e-6)

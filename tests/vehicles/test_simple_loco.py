@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from rrscore import Drive
+from rrscore import Drive, Run
 
 G = 9.80665
 
@@ -86,3 +86,60 @@ def test_loco_brake_key_stops_the_locomotive(scenario_builder):
     r = Drive(sc).run()
     assert r.summary["stop_reason"] == "standstill"
     assert r.summary["final_speed_mps"] == 0.0
+
+
+def test_a_set_brake_level_holds_until_changed(scenario_builder):
+    # It used to decay at brake_rate as if the brake key had been let go.
+    sc = _loco(scenario_builder, driver=[{"at_time": 0.0, "set": {"brake_level": 0.5}},
+                                         {"at_time": 0.0, "set": {"traction_level": 0.3}}],
+               stop={"max_time": 10.0})
+    run = Run(sc)
+    run.advance()
+    model = run.train.batches[0].model
+    assert model.brake_level[0] == 0.5 and model.traction_level[0] == 0.3
+
+
+def test_the_brake_key_raises_the_level_and_letting_go_releases_it(scenario_builder):
+    sc = _loco(scenario_builder, driver=[{"at_time": 0.0, "press": "brake"},
+                                         {"at_time": 0.5, "release": "brake"}],
+               stop={"max_time": 0.75})
+    run = Run(sc)
+    run.advance(0.5)
+    model = run.train.batches[0].model
+    assert model.brake_level[0] == pytest.approx(0.5, abs=1e-12)  # 1/s for 0.5 s
+    run.advance()
+    assert model.brake_level[0] == pytest.approx(0.25, abs=1e-12)  # falling at 1/s
+
+
+def test_main_reservoir_fills_through_the_choke_as_the_closed_form(scenario_builder):
+    # The shipped example of a plugin-declared state. From empty, the compressor runs
+    # (below cut-in) and the reservoir fills through the choke while it leaks:
+    # dp/dt = (p_max - p)/tau - p/tau_leak, so p = p_inf (1 - exp(-t/T)) with
+    # 1/T = 1/tau + 1/tau_leak and p_inf = p_max T / tau. The cut-out is set out of reach.
+    p_max, tau, tau_leak = 1.0e6, 60.0, 3600.0
+    loco = {"config": {"vehicle": {"type": "simple_loco", "empty_mass": "184 t",
+                                   "length": "32.8 m", "num_axis": 8},
+                       "params": {"reservoir_initial": 0.0, "cut_out": "2 MPa"}}}
+    sc = scenario_builder([loco], stop={"max_time": 240.0},
+                          output={"sample_interval": 10.0, "vehicles": [0],
+                                  "vehicle_signals": ["main_reservoir", "compressor_on"]})
+    r = Drive(sc).run()
+    t = r.series["time_s"]
+    big_t = 1.0 / (1.0 / tau + 1.0 / tau_leak)
+    expected = p_max * big_t / tau * (1.0 - np.exp(-t / big_t))
+    np.testing.assert_allclose(r.series["v0_main_reservoir"][1:], expected[1:], rtol=1e-6)
+    assert (r.series["v0_compressor_on"] == 1.0).all()
+
+
+def test_governor_keeps_the_main_reservoir_between_cut_in_and_cut_out(scenario_builder):
+    sc = _loco(scenario_builder, stop={"max_time": 7200.0},
+               solver={"control_step": 1.0},
+               output={"sample_interval": 5.0, "vehicles": [0],
+                       "vehicle_signals": ["main_reservoir", "compressor_on"]})
+    r = Drive(sc).run()
+    p = r.series["v0_main_reservoir"]
+    on = r.series["v0_compressor_on"]
+    # the governor looks once per control step (1 s): it may overshoot by one second's
+    # charge, (p_max - p)/tau * 1 s <= 0.25 MPa/60 = 4.2 kPa, or leak, p/tau_leak * 1 s
+    assert p.min() >= 0.75e6 - 300.0 and p.max() <= 0.9e6 + 4.2e3
+    assert on.min() == 0.0 and on.max() == 1.0  # it switched both ways

@@ -1,0 +1,106 @@
+"""A run apart from its scenario: determinism, immutability, snapshots, pickling."""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CONFIGS
+
+from rrscore import Drive, Run, load_scenario
+
+FREIGHT = CONFIGS / "scenarios/freight_50.toml"
+SA3_RUNOUT = CONFIGS / "scenarios/runout_100.toml"
+
+
+def _short(path: Path, seconds: float = 40.0):
+    return load_scenario(path).with_values({"stop.max_time": seconds,
+                                            "output.sample_interval": 0.5})
+
+
+def _drive_in_child(scenario, out: str) -> None:
+    Drive(scenario).run(out)
+
+
+def test_scenario_config_is_read_only():
+    sc = load_scenario(FREIGHT)
+    with pytest.raises(TypeError):
+        sc.config["stop"]["max_time"] = 3.0
+    with pytest.raises(TypeError):
+        sc.config["train"]["vehicles"].append({})
+
+
+def test_a_run_leaves_its_scenario_as_it_was():
+    sc = _short(FREIGHT)
+    before = pickle.dumps(sc)
+    Drive(sc).run()
+    assert pickle.dumps(sc) == before
+
+
+def test_same_scenario_run_twice_gives_byte_identical_timeseries(tmp_path):
+    sc = _short(FREIGHT)
+    Drive(sc).run(tmp_path / "a")
+    Drive(sc).run(tmp_path / "b")
+    a = (tmp_path / "a" / "timeseries.csv").read_bytes()
+    assert len(a.splitlines()) > 50
+    assert a == (tmp_path / "b" / "timeseries.csv").read_bytes()
+    assert (tmp_path / "a" / "events.csv").read_bytes() == \
+        (tmp_path / "b" / "events.csv").read_bytes()
+
+
+def test_scenario_pickled_to_a_child_process_gives_byte_identical_timeseries(tmp_path):
+    sc = _short(SA3_RUNOUT, 20.0)
+    Drive(sc).run(tmp_path / "here")
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing shared
+    child = ctx.Process(target=_drive_in_child, args=(sc, str(tmp_path / "there")))
+    child.start()
+    child.join(300)
+    assert child.exitcode == 0
+    here = (tmp_path / "here" / "timeseries.csv").read_bytes()
+    assert here == (tmp_path / "there" / "timeseries.csv").read_bytes()
+
+
+def test_snapshot_then_restore_reproduces_the_rest_of_the_drive_exactly():
+    sc = _short(FREIGHT, 60.0)
+    rows: list[list[float]] = []
+    events = []
+    run = Run(sc, on_sample=lambda t, y, row: rows.append(row), on_event=events.append)
+    run.advance(20.0)
+    saved = run.snapshot()
+    mark, marked_events = len(rows), len(events)
+    assert run.advance() == "max_time"
+    first = rows[mark:]
+    first_events = events[marked_events:]
+    y_end = run.y
+    run.restore(saved)
+    assert run.t == pytest.approx(20.0) and run.stop_reason is None
+    del rows[mark:]
+    del events[marked_events:]
+    assert run.advance() == "max_time"
+    assert len(first) > 50
+    assert rows[mark:] == first
+    assert events[marked_events:] == first_events
+    np.testing.assert_array_equal(run.y, y_end)
+
+
+def test_a_run_paused_at_any_time_ends_as_one_run_straight_through():
+    sc = _short(FREIGHT, 30.0)
+    straight = Run(sc)
+    straight.advance()
+    paused = Run(sc)
+    for t in (1.234, 7.0, 12.01):  # pauses are rounded up to control times
+        assert paused.advance(t) is None
+    paused.advance()
+    np.testing.assert_array_equal(paused.y, straight.y)
+
+
+def test_run_state_blocks_are_named_with_units():
+    run = Run(_short(FREIGHT))
+    layout = run.dyn.layout
+    assert list(layout.blocks)[:4] == ["body.x", "body.v", "wheel.phi", "wheel.omega"]
+    assert layout.blocks["body.v"].spec.unit == "m/s"
+    assert layout.blocks["simple_loco.main_reservoir"].spec.unit == "Pa"
+    assert run.state("body.v").shape == (51,)
