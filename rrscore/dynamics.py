@@ -297,7 +297,7 @@ class TrainDynamics:
         """Which entries of ``dy/dt`` may depend on which of ``y``, as a scipy sparse
         matrix, for solvers that form the Jacobian: every entry belongs to a vehicle (or,
         for a coupling, to the two it joins), and depends only on entries of vehicles at
-        most one place away along the train."""
+        most one place away along the train, never on wheel angles."""
         from scipy import sparse
 
         lo = np.empty(self.size, dtype=int)
@@ -320,9 +320,13 @@ class TrainDynamics:
         sorted_lo = lo[order]
         begin = np.searchsorted(sorted_lo, lo - 2, side="left")
         end = np.searchsorted(sorted_lo, hi + 1, side="right")
+        # Wheel angles feed nothing back: no entry depends on them.
+        phi = np.zeros(self.size, dtype=bool)
+        phi[self.sphi] = True
         rows, cols = [], []
         for a in range(self.size):  # set-up only, never in the integration loop
             c = order[begin[a]:end[a]]
+            c = c[~phi[c]]
             rows.append(np.full(len(c), a))
             cols.append(c)
         data = np.ones(sum(len(c) for c in cols), dtype=bool)

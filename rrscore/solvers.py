@@ -63,7 +63,7 @@ class Solver:
     Attributes: ``t, y, f`` (``f`` is None until the next step computes it),
     ``t_old, y_old, f_old`` (start of the last step), ``h`` (next step size),
     ``nfev`` (right-hand side evaluations), ``nsteps`` (accepted steps),
-    ``nrejected`` (rejected trial steps), ``crossing`` (see below).
+    ``nrejected`` (rejected trial steps).
 
     To write a solver, implement ``_step(t, y, f, t_bound) -> (t1, y1, f1)`` for an
     accepted step, raising ``StepFailure`` on a numerical failure, and override
@@ -85,10 +85,6 @@ class Solver:
         self.max_step = max_step
         self.reference = reference
         self.jac_sparsity = jac_sparsity
-        #: Optional ``crossing(y0, y1) -> bool``: does the step cross a surface where the
-        #: right-hand side jumps? An adaptive solver then returns the trial step as it is
-        #: (its error estimate means nothing there) and the caller locates the surface.
-        self.crossing: Callable[[np.ndarray, np.ndarray], bool] | None = None
         self.nfev = 0
         self.nsteps = 0
         self.nrejected = 0
@@ -272,8 +268,6 @@ class _Adaptive(Solver):
                         if rejected:
                             factor = min(factor, 1.0)
                         self.h = min(h * factor, self.max_step)
-                    return t1, y1, f1
-                if self.crossing is not None and self.crossing(y, y1):
                     return t1, y1, f1
                 factor = max(self.MIN_FACTOR, self.SAFETY * norm ** exponent)
             self.nrejected += 1

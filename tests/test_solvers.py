@@ -271,19 +271,6 @@ def test_ros23_retries_a_singular_iteration_matrix_with_half_the_step(sparse):
     assert s.nrejected == 1 and s.t == 0.5 * h
 
 
-@pytest.mark.parametrize("cls", ADAPTIVE)
-def test_a_step_across_a_jump_is_returned_as_it_is_when_crossing_says_so(cls):
-    # y' = 1 below y = 0.5, 3 above: a step across has a meaningless error estimate.
-    fun = lambda t, y: np.array([1.0 if y[0] < 0.5 else 3.0])  # noqa: E731
-    plain = cls(fun, 0.0, [0.0], step=1.0, rtol=1e-10, atol=1e-10)
-    ok, _ = plain.step(10.0)
-    assert ok and plain.nrejected > 0 and plain.t < 1.0
-    told = cls(fun, 0.0, [0.0], step=1.0, rtol=1e-10, atol=1e-10)
-    told.crossing = lambda y0, y1: (y0[0] < 0.5) != (y1[0] < 0.5)
-    ok, _ = told.step(10.0)
-    assert ok and told.nrejected == 0 and told.t == 1.0 and told.y[0] > 0.5
-
-
 # ---------------------------------------------------------------- error norm
 
 def _two_masses(m=4e4, k=2e6, length=20.0):
