@@ -22,11 +22,11 @@ import numpy as np
 
 from .bodies import Bodies
 from .component import Component, EventBlock, Loads, Signal
-from .errors import PluginError, RrsError
+from .errors import RrsError, plugin_call, plugin_failure
 from .events import Event
 from .state import StateLayout
 from .track import Route
-from .train import Batch, Train
+from .train import Train
 from .wheelsets import Wheelsets
 
 
@@ -39,7 +39,6 @@ class VehicleStates(Component):
         self.train, self.bodies = train, bodies
         self.batches = [b for b in train.batches if b.model.states]
         self.slices: list[dict[str, slice]] = []
-        self.now = 0.0  # simulated time of the evaluation, for error messages
 
     def declare(self, layout: StateLayout) -> None:
         names = [b.model.type_name for b in self.batches]
@@ -50,7 +49,7 @@ class VehicleStates(Component):
 
     def initial(self, y: np.ndarray) -> None:
         for b, slices in zip(self.batches, self.slices, strict=True):
-            with _plugin(b, "initial_state", None):
+            with plugin_call(b.describe("initial_state")):
                 init = b.model.initial_state()
             for k, sl in slices.items():
                 y[sl] = init[k]
@@ -69,9 +68,10 @@ class VehicleStates(Component):
                 r = m.rates(t, s)
                 for k, sl in slices.items():
                     dy[sl] = r[k]
-            except Exception as exc:
-                raise PluginError(f"{b.describe('rates')} raised {type(exc).__name__}: {exc}, "
-                                  f"at t = {t:.3f} s") from exc
+            except Exception as exc:  # not plugin_call: this runs at every stage
+                if isinstance(exc, RrsError):
+                    raise
+                raise plugin_failure(b.describe("rates"), exc, t) from exc
 
     def publish(self, y: np.ndarray) -> None:
         """Hand each model its states' current values (``model.state``) before ``step``."""
@@ -100,23 +100,6 @@ class VehicleStates(Component):
         return {k: ("vehicle", units[k], column(parts)) for k, parts in where.items()}
 
 
-class _plugin:
-    """Turn an exception in plugin code into a PluginError naming plugin and time."""
-
-    def __init__(self, batch: Batch, method: str, t: float | None) -> None:
-        self.batch, self.method, self.t = batch, method, t
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, exc, tb) -> bool:
-        if exc is None or isinstance(exc, RrsError) or not isinstance(exc, Exception):
-            return False
-        when = f", at t = {self.t:.3f} s" if self.t is not None else ", during set-up"
-        raise PluginError(f"{self.batch.describe(self.method)} raised "
-                          f"{type(exc).__name__}: {exc}{when}") from exc
-
-
 class TrainDynamics:
     """A train's equations of motion: its components, the state layout, the right-hand
     side, the held inputs and the events. A run owns one; it is built afresh per run."""
@@ -127,7 +110,8 @@ class TrainDynamics:
         self.train, self.route = train, route
         self.n, self.na = train.count, train.axle_count
         self.bodies = Bodies(train, route, wind, air_density, position_tol, speed_tol)
-        self.wheelsets = Wheelsets(train, self.bodies, speed_tol)
+        self.wheelsets = Wheelsets(train, self.bodies, speed_tol, accelerations=self.rhs,
+                                   on_modes_changed=self.refresh)
         self.couplings = train.couplings
         self.vehicle_states = VehicleStates(train, self.bodies)
         # Forces are added in this order; the bodies come last and sum them up.
@@ -147,8 +131,6 @@ class TrainDynamics:
         self.log: list[Event] = []
         self.couplings.events_out = self.log
         self.wheelsets.events_out = self.log
-        self.wheelsets.rhs = self.rhs
-        self.wheelsets.on_modes_changed = self.refresh
         self.bodies.on_stop = self.wheelsets.stop_with_vehicles
 
         # Inputs held over a control step (train frame): body force and extra resistance.

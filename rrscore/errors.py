@@ -37,5 +37,11 @@ def plugin_call(who: str, t: float | None = None) -> Iterator[None]:
     except RrsError:
         raise
     except Exception as exc:
-        when = f", at t = {t:.3f} s" if t is not None else ", during set-up"
-        raise PluginError(f"{who} raised {type(exc).__name__}: {exc}{when}") from exc
+        raise plugin_failure(who, exc, t) from exc
+
+
+def plugin_failure(who: str, exc: Exception, t: float | None = None) -> PluginError:
+    """The :class:`PluginError` for ``exc`` raised by plugin code ``who`` at time ``t``
+    (for hot paths that catch exceptions themselves rather than use :func:`plugin_call`)."""
+    when = f", at t = {t:.3f} s" if t is not None else ", during set-up"
+    return PluginError(f"{who} raised {type(exc).__name__}: {exc}{when}")

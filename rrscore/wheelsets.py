@@ -19,6 +19,8 @@ Both are events located in time, as is a sliding wheel coming to a stop.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import adhesion
@@ -34,8 +36,14 @@ class Wheelsets(Component):
 
     name = "wheel"
 
-    def __init__(self, train: Train, bodies: Bodies, speed_tol: float) -> None:
+    def __init__(self, train: Train, bodies: Bodies, speed_tol: float,
+                 accelerations: Callable[[float, np.ndarray], np.ndarray],
+                 on_modes_changed: Callable[[], None]) -> None:
+        """``accelerations(t, y)``: the train's right-hand side, which slip decisions need;
+        ``on_modes_changed()``: called when axles start or stop slipping."""
         self.train, self.bodies = train, bodies
+        self.rhs = accelerations
+        self.on_modes_changed = on_modes_changed
         na = train.axle_count
         self.na = na
         self.speed_tol = speed_tol
@@ -248,14 +256,6 @@ class Wheelsets(Component):
         """Rolling wheels of vehicles that have just stopped stop with them."""
         axles = np.isin(self.train.axle_vehicle, vehicles) & self.rolling
         y[self.somega][axles] = 0.0
-
-    # Wired by the dynamics: the right-hand side (for the events that need the
-    # accelerations of a state) and a call-back when modes change.
-    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:  # pragma: no cover - replaced
-        raise NotImplementedError
-
-    def on_modes_changed(self) -> None:  # pragma: no cover - replaced
-        raise NotImplementedError
 
     # --------------------------------------------------------------- signals
     def signals(self) -> dict[str, Signal]:
