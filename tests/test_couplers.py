@@ -127,14 +127,14 @@ def test_impact_energy_lost_equals_the_draft_gear_loop_area(speed):
     lost = 0.5 * float(m @ v_start**2) - 0.5 * float(m @ v_end**2)
     # SA-3 defaults: slack 11 mm on the compression side, preload 5 kN (taken up over
     # P/ks), 20 MN/m over a 90 mm stroke, unloading 0.35 of loading, then 200 MN/m
-    # elastic both ways (no friction past the stroke); the gear sticks at 200 MN/m when
-    # it turns, so the corner between that line and the unloading curve is not lost.
-    P, k, s, ks, ratio, k_stick = 5e3, 2e7, 0.09, 2e8, 0.35, 2e8
+    # elastic both ways (no friction past the stroke). The configured characteristic is
+    # the area between the loading and unloading curves up to the largest engagement;
+    # the stick spring cuts its corner at the turn and the stick damper gives most of
+    # that back, so the loop traversed stays within 2 % of it.
+    P, k, s, ks, ratio = 5e3, 2e7, 0.09, 2e8, 0.35
     e = -r.series["c0_deflection_m"].min() - 0.011
     within = min(e, s)
-    band = (1 - ratio) * (P + k * within)  # loading - unloading where the gear turns
     loop = (1 - ratio) * (P * within + k * within**2 / 2 - P * (P / ks) / 2)
-    loop -= band**2 / (2 * (k_stick - ratio * k))
     assert lost == pytest.approx(loop, rel=0.02)
     # and the work the recorder summed over the steps agrees
     assert r.summary["draft_gear_energy_J"] == pytest.approx(lost, rel=0.02)
