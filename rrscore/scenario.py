@@ -58,8 +58,10 @@ SCENARIO_SCHEMA = {
         "step": Param("s", 0.01, "fixed step (rk4) or first step (adaptive)", min=0.0,
                       exclusive_min=True),
         "rtol": Param(kind=float, default=1e-6, doc="relative tolerance (adaptive)", min=0.0),
-        "atol": Param(kind=float, default=1e-6,
-                      doc="absolute tolerance on velocities, m/s (adaptive)", min=0.0,
+        "atol": Param(kind=float, default=2e-8,
+                      doc="absolute tolerance on velocities, m/s (adaptive); small enough "
+                      "that rtol, not atol, sets the error of coupler oscillations (see the "
+                      "README)", min=0.0,
                       exclusive_min=True),
         "position_tol": Param("m", 1e-5, "absolute tolerance on positions (adaptive)", min=0.0,
                               exclusive_min=True),

@@ -131,14 +131,13 @@ def test_undamped_coupler_oscillation_is_integrated_alike_at_any_train_speed():
     # rk45 at its default tolerances used to pump energy into the mode at speed (23.0 kN
     # at rest, 35.7 kN after 300 s at 33 m/s): its velocity tolerance grew with the
     # absolute speed. Errors are now measured relative to the train's mean motion, so the
-    # train's speed changes nothing. (What remains is Dormand-Prince's own numerical
-    # dissipation at the default tolerance, the same at any speed: the amplitude falls
-    # about 10 % over these 2,000 cycles; atol = 3e-8 m/s holds it within 1 %.)
+    # train's speed changes nothing, and the default atol is small enough that
+    # Dormand-Prince's own numerical damping of the undamped mode stays under 1 % over
+    # these 2,000 cycles (it took 10 % at atol = 1e-6 m/s).
     at_rest = _undamped_pair_amplitudes(0.0)
     at_speed = _undamped_pair_amplitudes(33.0)
     assert at_rest[0] == pytest.approx(23e3, rel=1e-6)
     n = min(len(at_rest), len(at_speed))
     assert abs(len(at_rest) - len(at_speed)) <= 0.01 * n  # same steps
-    np.testing.assert_allclose(at_speed[-1], at_rest[-1], rtol=0.01)
-    assert at_speed.max() <= 23e3 * 1.001  # nothing pumped in
-    assert at_speed[-1] >= 0.85 * 23e3
+    for amplitude in (at_rest, at_speed):
+        np.testing.assert_allclose(amplitude, 23e3, rtol=0.01)
