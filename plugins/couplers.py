@@ -187,15 +187,23 @@ class HystereticDraftGear(CouplerModel):
         into: the integrator stops steps there, and the rate must see the gear it
         is about to load.
         """
-        lo, hi = self.free_range()
+        lo, hi = self._edges()
         above = d - hi
         below = lo - d
-        side = np.where(above > 0.0, 1.0, np.where(below > 0.0, -1.0, 0.0))
+        # Both are positive nowhere: at most one side is engaged.
+        side = (above > 0.0).astype(float) - (below > 0.0)
         if d_dot is not None:
-            side = np.where((side == 0.0) & (above == 0.0) & (d_dot > 0.0), 1.0, side)
-            side = np.where((side == 0.0) & (below == 0.0) & (d_dot < 0.0), -1.0, side)
+            side += (((above == 0.0) & (d_dot > 0.0)).astype(float)
+                     - ((below == 0.0) & (d_dot < 0.0)))
         e = np.maximum(np.maximum(above, below), 0.0)
         return side, e, np.minimum(e, self.cap)
+
+    def _edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """``free_range()``, computed once: the parameters do not change."""
+        edges = self.__dict__.get("_edges_cache")
+        if edges is None:
+            edges = self._edges_cache = self.free_range()
+        return edges
 
     def _band(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(U, L)`` at ``g``; ``U`` held to ``L`` where a table rounds it a hair above."""
@@ -373,6 +381,10 @@ class SA3DraftGear(HystereticDraftGear):
     def unloading(self, g: np.ndarray) -> np.ndarray:
         """``unloading_ratio * loading(g)``."""
         return self.p.unloading_ratio * self.loading(g)
+
+    def _band(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        top = self.loading(g)  # once: U is a fixed fraction of it (the ratio is <= 1)
+        return self.p.unloading_ratio * top, top
 
     def slopes(self, g: np.ndarray, outward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``stiffness``, plus ``solid_stiffness`` on the preload ramp; times the ratio for U."""
