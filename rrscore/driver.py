@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .adhesion import RAIL_CONDITIONS, rail_condition_factor
+from .autodriver import AutoDriver
 from .config import Context, FreeTable, Param
 from .dynamics import TrainDynamics
 from .errors import plugin_call
@@ -30,6 +31,9 @@ ACTION_SCHEMA = {
                       min=0),
     "rail_condition": Param(kind=str, default=None,
                             doc="rail condition under the whole train from now on (dry, wet, ...)"),
+    "autodriver": Param(kind=bool, default=None,
+                        doc="switch the built-in driver off (the program takes over the "
+                            "controls it set) or back on"),
 }
 
 
@@ -45,6 +49,7 @@ class Action:
     controls: tuple[tuple[str, float], ...]
     uncouple: int | None = None
     rail_condition: str | None = None
+    autodriver: bool | None = None
 
     def describe(self) -> str:
         """One line for events.csv: who and what."""
@@ -52,7 +57,9 @@ class Action:
                  f"release {self.release}" if self.release else "",
                  " ".join(f"{k}={v:g}" for k, v in self.controls),
                  f"uncouple {self.uncouple}" if self.uncouple is not None else "",
-                 f"rails {self.rail_condition}" if self.rail_condition else ""]
+                 f"rails {self.rail_condition}" if self.rail_condition else "",
+                 "" if self.autodriver is None else
+                 f"built-in driver {'on' if self.autodriver else 'off'}"]
         who = (f"vehicle {self.vehicles[0]}" if len(self.vehicles) == 1
                else f"{len(self.vehicles)} vehicles")
         return f"{who}: " + ", ".join(p for p in parts if p)
@@ -70,8 +77,9 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
             raise c.error(f"found {triggers or 'no trigger'}, expected exactly one of "
                           "at_time, at_position, at_point")
         if not (a.get("press") or a.get("release") or a["set"] or a.get("uncouple") is not None
-                or a.get("rail_condition")):
-            raise c.error("nothing to do: expected press, release, set, uncouple or rail_condition")
+                or a.get("rail_condition") or a.get("autodriver") is not None):
+            raise c.error("nothing to do: expected press, release, set, uncouple, "
+                          "rail_condition or autodriver")
         if a.get("uncouple") is not None and a["uncouple"] >= train.count - 1:
             raise c.child("uncouple").error(
                 f"found {a['uncouple']}, expected a coupling index below {train.count - 1}")
@@ -120,7 +128,7 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
             position = route.points[a["at_point"]]
         out.append(Action(a.get("at_time"), position, tuple(vehicles), a.get("press"),
                           a.get("release"), tuple(controls.items()), a.get("uncouple"),
-                          a.get("rail_condition")))
+                          a.get("rail_condition"), a.get("autodriver")))
     return out
 
 
@@ -128,11 +136,25 @@ class DriverProgram:
     """Applies due actions to a run's vehicle models; which actions are done is the run's."""
 
     def __init__(self, actions: tuple[Action, ...], train: Train,
-                 dynamics: TrainDynamics) -> None:
+                 dynamics: TrainDynamics, autodriver: AutoDriver | None = None) -> None:
         self.actions = actions
         self.train = train
         self.dynamics = dynamics
         self.done = np.zeros(len(actions), dtype=bool)
+        #: The built-in driver, if the scenario selects it; it decides before the
+        #: program's actions, so an action due at the same time has the last word.
+        self.autodriver = autodriver
+
+    def drive(self, t: float, y: np.ndarray) -> bool:
+        """The built-in driver's decision at ``t`` (if it has one); whether it changed any
+        control."""
+        auto = self.autodriver
+        if auto is None:
+            return False
+        tr, dyn = self.train, self.dynamics
+        x = y[dyn.sx]
+        return auto.update(t, float(x[0] + tr.half_length[0]),
+                           float(x[-1] - tr.half_length[-1]), float(y[dyn.sv][0]))
 
     def apply_due(self, t: float, lead_front: float) -> bool:
         """Apply every action whose time has come or whose position the lead has passed;
@@ -163,6 +185,8 @@ class DriverProgram:
                         model.set_control(name, rows, value)
             if a.uncouple is not None:
                 tr.couplings.set_coupled(a.uncouple, False)
+            if a.autodriver is not None and self.autodriver is not None:
+                self.autodriver.enabled = a.autodriver
             if a.rail_condition is not None:
                 self.dynamics.set_rail_condition(rail_condition_factor(a.rail_condition))
             self.dynamics.log.append(Event(t, "driver", vehicle=a.vehicles[0]

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .autodriver import AutoDriver
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import PluginError, plugin_call
@@ -86,7 +87,10 @@ class Run:
         with plugin_call(f"solver {sol['method']!r}"):
             self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)
         self.integrator = Integrator(self.solver, dyn, on_segment=self._segment)
-        self.driver = DriverProgram(scenario.actions, tr, dyn)
+        auto = cfg["autodriver"]
+        self.driver = DriverProgram(scenario.actions, tr, dyn,
+                                    None if auto["mode"] == "off"
+                                    else AutoDriver(auto, tr, scenario.route))
         steps = [sol["control_step"]] + [
             b.model.control_step for b in tr.batches if b.model.control_step
         ]
@@ -168,7 +172,8 @@ class Run:
             if t_end is not None and t >= t_end - 1e-12:
                 return None
             if t >= self.next_control - 1e-9:
-                acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]))
+                acted = self.driver.drive(t, y)
+                acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0])) or acted
                 changed = self._step_models(t, y)
                 if changed or acted or self.n_control == 0:
                     self.integrator.restart(t, y)  # inputs jumped: a new start

@@ -10,6 +10,7 @@ from typing import Any
 
 import tomli_w
 
+from .autodriver import AUTODRIVER_SCHEMA, check_autodriver
 from .config import (
     Context,
     Include,
@@ -70,6 +71,7 @@ SCENARIO_SCHEMA = {
                               exclusive_min=True),
     }),
     "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
+    "autodriver": Section(AUTODRIVER_SCHEMA, "the built-in driver (see rrscore/autodriver.py)"),
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
                           exclusive_min=True),
@@ -246,6 +248,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
+    check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
                     all_dirs, registry)
 

@@ -34,8 +34,9 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "")
     dist = (series["position_m"] - x0) / 1000.0
     fig, ax = plt.subplots(figsize=(9, 4.5), dpi=110)
     ax.plot(dist, series["speed_mps"] * 3.6, color="tab:blue", label="speed")
-    if "speed_limit_mps" in series:
-        lim = np.where(np.isfinite(series["speed_limit_mps"]), series["speed_limit_mps"], np.nan)
+    limit = series.get("speed_limit_mps")
+    if limit is not None and np.isfinite(limit).any():  # no legend entry without limits
+        lim = np.where(np.isfinite(limit), limit, np.nan)
         ax.plot(dist, lim * 3.6, color="tab:red", ls="--", lw=1, label="speed limit")
     ax.set_xlabel("distance (km)")
     ax.set_ylabel("speed (km/h)", color="tab:blue")
@@ -44,8 +45,10 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "")
     ax2.plot(dist, series["traction_force_N"] / 1000.0, color="tab:orange", label="traction")
     ax2.set_ylabel("traction force (kN)", color="tab:orange")
     lines = ax.get_lines() + ax2.get_lines()
-    ax.legend(lines, [ln.get_label() for ln in lines], loc="lower right", fontsize=8)
-    ax.set_title(title)
+    # Above the axes, in one row: never over the curves.
+    ax.legend(lines, [ln.get_label() for ln in lines], loc="lower center",
+              bbox_to_anchor=(0.5, 1.0), ncol=len(lines), fontsize=8, frameon=False)
+    ax.set_title(title, pad=22)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -1,0 +1,151 @@
+"""The built-in driver: holds the speed limits, brakes ahead of lower ones, stops at a point.
+
+It drives any vehicle plugin through two controls by name: ``traction_level``
+and ``brake_level`` (0 to 1), on every vehicle that declares them. Each
+``update_interval`` it works out a target speed where the train is:
+
+* the lowest speed limit over the train's length (front to rear: a train
+  speeds up only when its rear has left a lower limit), less ``margin``;
+* ahead of each lower limit, the braking curve ``sqrt(v_lim**2 + 2 b d)`` at
+  the planned deceleration ``b`` (``braking_deceleration``), ``d`` being the
+  distance from the front to where the limit starts;
+* ahead of ``stop_at``, the braking curve to standstill at that point;
+* ``speed``, if given, as a cruising speed below the limits;
+
+and sets traction (below the target) or brakes (above it) with a
+proportional-integral law on the speed error. Commands change only when they
+change by more than ``_DEADBAND``, so a train holding its speed does not make
+the solver restart at every update. Within ``stop_tolerance`` of the stop
+point at a crawl, or past it, it brakes fully and holds the train.
+
+The planned deceleration must be one the train can make on the steepest
+down grade it brakes on (the driver does not know the brakes' power): with
+only a locomotive brake that is a few hundredths of m/s².
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .config import Context, Param
+from .errors import plugin_call
+from .track import Route
+from .train import Train
+
+AUTODRIVER_SCHEMA = {
+    "mode": Param(kind=str, default="off", choices=("off", "hold_limit"),
+                  doc="off: the driver program alone drives; hold_limit: the built-in driver "
+                      "drives to the speed limits (and stops at stop_at)"),
+    "speed": Param("m/s", None, "cruising speed, below the limits; none: the limits",
+                   min=0.0, exclusive_min=True),
+    "margin": Param("m/s", 1.0, "target this far below each limit", min=0.0),
+    "braking_deceleration": Param("m/s^2", 0.05, "deceleration of the braking curves ahead "
+                                  "of lower limits and the stop point: one the train's brakes "
+                                  "can make", min=0.0, exclusive_min=True),
+    "stop_at": Param(kind=str, default=None, doc="named point of the route where the front "
+                     "of the train stops"),
+    "stop_tolerance": Param("m", 10.0, "the train stops within this distance of stop_at",
+                            min=0.0, exclusive_min=True),
+    "update_interval": Param("s", 1.0, "time between the driver's decisions", min=0.0,
+                             exclusive_min=True),
+}
+"""The ``[scenario.autodriver]`` table."""
+
+TRACTION, BRAKE = "traction_level", "brake_level"
+#: Proportional gain, level per m/s of speed error; integral gain, level per m (m/s * s).
+_KP, _KI = 1.0, 0.05
+#: Smallest command change that is passed on (level).
+_DEADBAND = 0.01
+#: Below this speed at the stop point the train is stopped, m/s.
+_CRAWL = 0.3
+
+
+def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Context) -> None:
+    """Raise a ConfigError if the built-in driver cannot drive this train on this route."""
+    if cfg["mode"] == "off":
+        return
+    models = [b.model for b in train.batches]
+    if not any(TRACTION in m.controls for m in models):
+        raise ctx.child("mode").error(
+            f"found {cfg['mode']!r}, but no vehicle of the train has a {TRACTION!r} control "
+            "for the built-in driver to set")
+    if cfg["stop_at"] is not None and cfg["stop_at"] not in route.points:
+        raise ctx.child("stop_at").error(
+            f"found {cfg['stop_at']!r}, expected a point of the route: "
+            + (", ".join(route.points) or "(the route has none)"))
+
+
+class AutoDriver:
+    """The built-in driver of one run (its integral term and commands are run state)."""
+
+    def __init__(self, cfg: Mapping[str, Any], train: Train, route: Route) -> None:
+        self.train = train
+        self.route = route
+        self.cruise = math.inf if cfg["speed"] is None else cfg["speed"]
+        self.margin = cfg["margin"]
+        self.decel = cfg["braking_deceleration"]
+        self.stop_at = None if cfg["stop_at"] is None else route.points[cfg["stop_at"]]
+        self.stop_tolerance = cfg["stop_tolerance"]
+        self.interval = cfg["update_interval"]
+        self.enabled = True
+        self.integral = 0.0
+        self.command = 0.0  # last command: traction (> 0) or brake (< 0) level
+        self.stopped = False
+        self.next_time = 0.0
+        self.target = math.nan
+        lim = route.speed_limits
+        self._limits = np.where(lim > 0, lim, np.inf)
+        self._ends = route.starts + route.lengths
+        # Vehicles with each control: (batch index, rows) pairs, fixed for the run.
+        self._users = {name: [(b, np.flatnonzero(np.ones(batch.model.count, bool)))
+                              for b, batch in enumerate(train.batches)
+                              if name in batch.model.controls]
+                       for name in (TRACTION, BRAKE)}
+
+    def target_speed(self, front: float, rear: float) -> float:
+        """Target speed with the train's front at ``front`` and rear at ``rear``, m/s."""
+        over = (route_starts := self.route.starts) < front
+        under_train = over & (self._ends > rear)
+        here = float(self._limits[under_train].min(initial=np.inf)) - self.margin
+        ahead = route_starts >= front
+        curves = np.sqrt(np.maximum(self._limits[ahead] - self.margin, 0.0) ** 2
+                         + 2.0 * self.decel * (route_starts[ahead] - front))
+        target = min(here, float(curves.min(initial=np.inf)), self.cruise)
+        if self.stop_at is not None:
+            target = min(target, math.sqrt(2.0 * self.decel * max(self.stop_at - front, 0.0)))
+        return max(target, 0.0)
+
+    def update(self, t: float, front: float, rear: float, speed: float) -> bool:
+        """Decide at time ``t``; return whether any command changed."""
+        if not self.enabled or t < self.next_time - 1e-9:
+            return False
+        dt = self.interval if self.next_time > 0 else 0.0
+        self.next_time = t + self.interval
+        if self.stop_at is not None and not self.stopped:
+            to_go = self.stop_at - front
+            self.stopped = to_go <= 0.0 or (to_go <= self.stop_tolerance and speed < _CRAWL)
+        if self.stopped:
+            self.target = 0.0
+            return self._send(-1.0, t)
+        self.target = self.target_speed(front, rear)
+        error = self.target - speed
+        u = _KP * error + self.integral
+        if -1.0 < u < 1.0:  # integrate only when not saturated (no wind-up)
+            self.integral += _KI * error * dt
+            u = _KP * error + self.integral
+        return self._send(float(np.clip(u, -1.0, 1.0)), t)
+
+    def _send(self, u: float, t: float) -> bool:
+        if abs(u - self.command) < _DEADBAND and not (u in (-1.0, 1.0) and u != self.command):
+            return False
+        self.command = u
+        for name, level in ((TRACTION, max(u, 0.0)), (BRAKE, max(-u, 0.0))):
+            for b, rows in self._users[name]:
+                batch = self.train.batches[b]
+                with plugin_call(batch.describe("set_control"), t):
+                    batch.model.set_control(name, rows, level)
+        return True
