@@ -38,7 +38,7 @@ from .scenario import Scenario
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
 _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
           "next_control", "k_sample", "max_speed", "moved", "stop_reason", "error",
-          "_emitted")
+          "_emitted", "passages")
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 Listener = Callable[[Event], None]
@@ -101,6 +101,7 @@ class Run:
         self.monitor = CouplingMonitor(tr.count - 1)
         self.max_speed = abs(float(y0[dyn.sv][0]))
         self.moved = False
+        self.passages: dict[str, dict[str, Any]] = {}  # named points the front has passed
         self.n_control = 0  # control times are n * control_step: no drift from summing
         self.next_control = 0.0
         self.k_sample = 0  # sample times are k * sample_interval
@@ -237,6 +238,7 @@ class Run:
             self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1],
                                 dyn.couplings.deflection(x), dyn.coupler_forces(seg.y1))
         self.max_speed = max(self.max_speed, abs(float(seg.y1[dyn.sv][0])))
+        self._passages(seg)
         if self.on_sample is None:
             return
         while True:
@@ -246,6 +248,27 @@ class Run:
             y = seg(ts)
             self.on_sample(ts, y, self.row(ts, y))
             self.k_sample += 1
+
+    def _front(self, y: np.ndarray) -> float:
+        return float(y[self.dyn.sx][0] + self.train.half_length[0])
+
+    def _passages(self, seg: Segment) -> None:
+        """Record the time and speed at which the train's front first passes each named
+        point inside ``seg`` (located on the dense output to a nanosecond)."""
+        f0, f1 = self._front(seg.y0), self._front(seg.y1)
+        for name, p in self.scenario.route.points.items():
+            if name in self.passages or not f0 < p <= f1:
+                continue
+            lo, hi = seg.t0, seg.t1
+            while hi - lo > 1e-9 * max(1.0, hi):  # bisection: the front moves forward here
+                mid = 0.5 * (lo + hi)
+                if self._front(seg(mid)) < p:
+                    lo = mid
+                else:
+                    hi = mid
+            y = seg(hi)
+            self.passages[name] = {"point": name, "position_m": p, "time_s": hi,
+                                   "speed_mps": float(y[self.dyn.sv][0])}
 
     def _sample(self, t: float, y: np.ndarray, final: bool = False) -> None:
         """Samples due at ``t`` itself (after a control update); at the end, the final
@@ -275,7 +298,7 @@ class Run:
     def _columns(self) -> list[str]:
         out = self.scenario.config["output"]
         cols = ["time_s", "position_m", "speed_mps", "accel_mps2", "traction_force_N",
-                "speed_limit_mps"]
+                "speed_limit_mps", "front_m", "rear_m"]
         cols += [f"v{i}_{s}" for i in out["vehicles"] for s in out["vehicle_signals"]]
         cols += [f"c{j}_{s}" for j in out["couplings"] for s in out["coupling_signals"]]
         return cols
@@ -287,7 +310,8 @@ class Run:
         loads = dyn.loads(t, y)
         x, v = y[dyn.sx], y[dyn.sv]
         row = [t, x[0], v[0], loads.accel[0], float(dyn.traction_force().sum()),
-               self.scenario.route.speed_limit(x[0] + tr.half_length[0])]
+               self.scenario.route.speed_limit(x[0] + tr.half_length[0]),
+               x[0] + tr.half_length[0], x[-1] - tr.half_length[-1]]
         if out["vehicles"]:
             cache: dict[str, np.ndarray] = {}
             for i in out["vehicles"]:
@@ -347,6 +371,8 @@ class Run:
             "draft_gear_energy_J": float(mon.work.sum()),
             "stop_reason": self.stop_reason or "running",
             "couplings": mon.summary(),
+            "points": [self.passages[n] for n in self.scenario.route.points
+                       if n in self.passages],
         }
         if self.error is not None:
             out["error"] = self.error
