@@ -17,16 +17,27 @@ from .events import Event
 from .track import Route
 from .train import Train
 
+_TRIGGERS = ("at_time", "at_position", "at_point", "at_speed_above", "at_speed_below")
+
 ACTION_SCHEMA = {
     "at_time": Param("s", None, "when: simulated time", min=0.0),
     "at_position": Param("m", None, "when: the lead vehicle's front passes this position"),
     "at_point": Param(kind=str, default=None, doc="when: the lead vehicle's front passes a point"),
+    "at_speed_above": Param("m/s", None, "when: the lead vehicle's speed reaches this or more",
+                            min=0.0),
+    "at_speed_below": Param("m/s", None, "when: the lead vehicle's speed falls to this or less",
+                            min=0.0),
     "vehicle": Param(kind=int, default=0, doc="which vehicle (train index, 0 = lead)", min=0),
     "all_vehicles": Param(kind=bool, default=False,
                           doc="apply to every vehicle that has the key or control"),
     "press": Param(kind=str, default=None, doc="key to press (held until released)"),
     "release": Param(kind=str, default=None, doc="key to release"),
     "set": FreeTable("controls to set, {name = value}"),
+    "ramp_time": Param("s", None, "move the controls in set to their values linearly over "
+                       "this time, from where they are", min=0.0, exclusive_min=True),
+    "ramp_distance": Param("m", None, "move the controls in set to their values linearly "
+                           "over this distance run by the lead vehicle", min=0.0,
+                           exclusive_min=True),
     "uncouple": Param(kind=int, default=None, doc="uncouple this coupling (0 = behind the lead)",
                       min=0),
     "rail_condition": Param(kind=str, default=None,
@@ -50,12 +61,19 @@ class Action:
     uncouple: int | None = None
     rail_condition: str | None = None
     autodriver: bool | None = None
+    speed_above: float | None = None
+    speed_below: float | None = None
+    ramp_time: float | None = None
+    ramp_distance: float | None = None
 
     def describe(self) -> str:
         """One line for events.csv: who and what."""
         parts = [f"press {self.press}" if self.press else "",
                  f"release {self.release}" if self.release else "",
-                 " ".join(f"{k}={v:g}" for k, v in self.controls),
+                 " ".join(f"{k}={v:g}" for k, v in self.controls)
+                 + (f" over {self.ramp_time:g} s" if self.ramp_time is not None else "")
+                 + (f" over {self.ramp_distance:g} m" if self.ramp_distance is not None
+                    else ""),
                  f"uncouple {self.uncouple}" if self.uncouple is not None else "",
                  f"rails {self.rail_condition}" if self.rail_condition else "",
                  "" if self.autodriver is None else
@@ -72,10 +90,16 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
     out = []
     for i, a in enumerate(actions):
         c = ctx.child(i)
-        triggers = [k for k in ("at_time", "at_position", "at_point") if a.get(k) is not None]
+        triggers = [k for k in _TRIGGERS if a.get(k) is not None]
         if len(triggers) != 1:
             raise c.error(f"found {triggers or 'no trigger'}, expected exactly one of "
-                          "at_time, at_position, at_point")
+                          + ", ".join(_TRIGGERS))
+        if a.get("ramp_time") is not None and a.get("ramp_distance") is not None:
+            raise c.error("found ramp_time and ramp_distance, expected at most one of them")
+        ramp = next((k for k in ("ramp_time", "ramp_distance") if a.get(k) is not None), None)
+        if ramp is not None and not a["set"]:
+            raise c.child(ramp).error("found a ramp without controls, expected set = "
+                                      "{control = value} to ramp to")
         if not (a.get("press") or a.get("release") or a["set"] or a.get("uncouple") is not None
                 or a.get("rail_condition") or a.get("autodriver") is not None):
             raise c.error("nothing to do: expected press, release, set, uncouple, "
@@ -128,7 +152,9 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
             position = route.points[a["at_point"]]
         out.append(Action(a.get("at_time"), position, tuple(vehicles), a.get("press"),
                           a.get("release"), tuple(controls.items()), a.get("uncouple"),
-                          a.get("rail_condition"), a.get("autodriver")))
+                          a.get("rail_condition"), a.get("autodriver"),
+                          a.get("at_speed_above"), a.get("at_speed_below"), a.get("ramp_time"),
+                          a.get("ramp_distance")))
     return out
 
 
@@ -144,6 +170,9 @@ class DriverProgram:
         #: The built-in driver, if the scenario selects it; it decides before the
         #: program's actions, so an action due at the same time has the last word.
         self.autodriver = autodriver
+        #: Ramps under way: (action index, start values per control, start time, start
+        #: position of the lead's front).
+        self.ramps: list[tuple[int, dict[str, np.ndarray], float, float]] = []
 
     def drive(self, t: float, y: np.ndarray) -> bool:
         """The built-in driver's decision at ``t`` (if it has one); whether it changed any
@@ -156,35 +185,64 @@ class DriverProgram:
         return auto.update(t, float(x[0] + tr.half_length[0]),
                            float(x[-1] - tr.half_length[-1]), float(y[dyn.sv][0]))
 
-    def apply_due(self, t: float, lead_front: float) -> bool:
-        """Apply every action whose time has come or whose position the lead has passed;
-        return whether any was applied."""
-        applied = False
+    def _targets(self, a: Action):
+        """(batch, model, rows) for each vehicle type an action addresses."""
+        tr = self.train
+        vehicles = np.array(a.vehicles)
+        for b in np.unique(tr.batch_of[vehicles]):
+            batch = tr.batches[b]
+            yield batch, batch.model, tr.row_of[vehicles[tr.batch_of[vehicles] == b]]
+
+    def _ramp(self, t: float, lead_front: float) -> bool:
+        """Move every ramp under way to where it is due at ``t``; drop finished ones."""
+        going = []
+        for i, start, t0, x0 in self.ramps:
+            a = self.actions[i]
+            done = ((t - t0) / a.ramp_time if a.ramp_time is not None
+                    else (lead_front - x0) / a.ramp_distance)
+            share = min(max(done, 0.0), 1.0)
+            for batch, model, rows in self._targets(a):
+                with plugin_call(batch.describe("set_control"), t):
+                    for name, value in a.controls:
+                        v0 = start[f"{batch.model.type_name}:{name}"]
+                        model.set_control(name, rows, v0 + share * (value - v0))
+            if share < 1.0:
+                going.append((i, start, t0, x0))
+        self.ramps = going
+        return True
+
+    def apply_due(self, t: float, lead_front: float, lead_speed: float = 0.0) -> bool:
+        """Apply every action whose time has come, whose position the lead has passed or
+        whose speed it has reached, and move ramps on; return whether anything changed."""
+        applied = self._ramp(t, lead_front) if self.ramps else False
         for i, a in enumerate(self.actions):
             if self.done[i]:
                 continue
-            due = (a.time is not None and t >= a.time - 1e-9) or (
-                a.position is not None and lead_front >= a.position)
+            due = ((a.time is not None and t >= a.time - 1e-9)
+                   or (a.position is not None and lead_front >= a.position)
+                   or (a.speed_above is not None and abs(lead_speed) >= a.speed_above)
+                   or (a.speed_below is not None and abs(lead_speed) <= a.speed_below))
             if not due:
                 continue
             self.done[i] = True
             applied = True
-            tr = self.train
-            vehicles = np.array(a.vehicles)
-            for b in np.unique(tr.batch_of[vehicles]):
-                batch = tr.batches[b]
-                model = batch.model
-                rows = tr.row_of[vehicles[tr.batch_of[vehicles] == b]]
+            for batch, model, rows in self._targets(a):
                 with plugin_call(batch.describe("on_key"), t):
                     if a.release:
                         model.press(a.release, rows, False)
                     if a.press:
                         model.press(a.press, rows, True)
-                with plugin_call(batch.describe("set_control"), t):
-                    for name, value in a.controls:
-                        model.set_control(name, rows, value)
+                if a.ramp_time is None and a.ramp_distance is None:
+                    with plugin_call(batch.describe("set_control"), t):
+                        for name, value in a.controls:
+                            model.set_control(name, rows, value)
+            if a.ramp_time is not None or a.ramp_distance is not None:
+                start = {f"{model.type_name}:{name}":
+                         np.asarray(getattr(model, name), dtype=float)[rows].copy()
+                         for _, model, rows in self._targets(a) for name, _ in a.controls}
+                self.ramps.append((i, start, t, lead_front))
             if a.uncouple is not None:
-                tr.couplings.set_coupled(a.uncouple, False)
+                self.train.couplings.set_coupled(a.uncouple, False)
             if a.autodriver is not None and self.autodriver is not None:
                 self.autodriver.enabled = a.autodriver
             if a.rail_condition is not None:

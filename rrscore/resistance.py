@@ -114,12 +114,12 @@ def _check_vehicle(mass_kg: float, num_axles: int) -> tuple[float, int]:
     return mass, int(num_axles)
 
 
-def specific_to_force(w: ArrayLike, mass_kg: float) -> float | np.ndarray:
+def specific_to_force(w: ArrayLike, mass_kg: float, g: float = G) -> float | np.ndarray:
     """Convert a specific resistance ``w`` [N/kN] into a force [N] for a vehicle of ``mass_kg``.
 
     ``R = w * m * g / 1000``; works on arrays of ``w``.
     """
-    return _result(np.asarray(w, dtype=float) * (mass_kg * G / 1000.0))
+    return _result(np.asarray(w, dtype=float) * (mass_kg * g / 1000.0))
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,6 +321,7 @@ def running_resistance(
     mass_kg: float,
     num_axles: int,
     params: Mapping[str, float] | None = None,
+    g: float = G,
 ) -> RunningResistance:
     """Build the running-resistance quadratic of one vehicle from a named formula.
 
@@ -348,7 +349,7 @@ def running_resistance(
     coef = {k: getattr(spec, k) for k in "abcdef"}
     coef.update(values)  # user coefficients of the generic "specific" formula
     q0 = mass / axles / 1000.0
-    weight_kn = mass * G / 1000.0
+    weight_kn = mass * g / 1000.0
     return RunningResistance(
         weight_kn * (coef["a"] + coef["d"] / q0),
         weight_kn * KMH_PER_MS * (coef["b"] + coef["e"] / q0),
@@ -410,6 +411,7 @@ def starting_resistance(
     *,
     v_blend: float = DEFAULT_V_BLEND,
     specific: float | None = None,
+    g: float = G,
 ) -> StartingResistance:
     """Starting resistance of one vehicle, as the extra over its running resistance.
 
@@ -426,7 +428,7 @@ def starting_resistance(
         w_start = _finite("specific", specific)
         if w_start < 0.0:
             raise ValueError(f"specific starting resistance must be >= 0, got {specific!r}")
-    total0 = w_start * mass * G / 1000.0
+    total0 = w_start * mass * g / 1000.0
     return StartingResistance(max(0.0, total0 - running.c0), v_blend)
 
 
@@ -497,7 +499,7 @@ def curve_specific_area(radius_m: ArrayLike) -> float | np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def grade_force(mass_kg: ArrayLike, grade_ratio: ArrayLike) -> float | np.ndarray:
+def grade_force(mass_kg: ArrayLike, grade_ratio: ArrayLike, g: float = G) -> float | np.ndarray:
     """Gravity force along the track [N], signed in +x: ``-m * g * sin(atan(grade))``.
 
     ``grade_ratio`` is rise over run (8 permille = 0.008), positive uphill in +x, so an uphill
@@ -505,7 +507,7 @@ def grade_force(mass_kg: ArrayLike, grade_ratio: ArrayLike) -> float | np.ndarra
     """
     m = np.asarray(mass_kg, dtype=float)
     i = np.asarray(grade_ratio, dtype=float)
-    return _result(gravity_force(m * G, i))
+    return _result(gravity_force(m * g, i))
 
 
 def air_drag(

@@ -174,7 +174,8 @@ class Run:
                 return None
             if t >= self.next_control - 1e-9:
                 acted = self.driver.drive(t, y)
-                acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0])) or acted
+                acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]),
+                                              float(y[dyn.sv][0])) or acted
                 changed = self._step_models(t, y)
                 if changed or acted or self.n_control == 0:
                     self.integrator.restart(t, y)  # inputs jumped: a new start

@@ -28,6 +28,7 @@ from .driver import ACTION_SCHEMA, Action, check_actions
 from .pluginmanager import Registry, load_registry
 from .track import ROUTE_SCHEMA, Route
 from .train import TRAIN_SCHEMA, Train, resolve_train
+from .units import G
 from .vehicle import VEHICLE_SCHEMA
 
 SCENARIO_SCHEMA = {
@@ -53,6 +54,9 @@ SCENARIO_SCHEMA = {
                       "for the train); acts through vehicle.resistance.air_cd_a"),
         "air_density": Param("kg/m^3", 1.225, "air density for the air_cd_a force (ISA sea "
                              "level by default)", min=0.0, exclusive_min=True),
+        "gravity": Param("m/s^2", G, "acceleration due to gravity: weight, grade forces and "
+                         "resistances given per weight (published simulators use 9.8, "
+                         "9.80155 or 9.80665)", min=9.7, max=9.9),
     }),
     "solver": Section({
         "method": Param(kind=str, default="rk45", doc="solver name (see `rrs plugins`)"),
@@ -142,7 +146,7 @@ class Scenario:
 
     def build_train(self) -> Train:
         """A new :class:`Train` with fresh vehicle-model objects, for one run."""
-        return Train(self.config["train"], self.registry)
+        return Train(self.config["train"], self.registry, self.config["environment"]["gravity"])
 
     @property
     def train(self) -> Train:
@@ -214,7 +218,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
             f"found {solver!r}, expected a solver: one of {', '.join(sorted(registry.solvers))}")
     route = Route.from_config(cfg["route"])
     resolve_train(cfg["train"], registry)
-    train = Train(cfg["train"], registry)
+    train = Train(cfg["train"], registry, cfg["environment"]["gravity"])
 
     start = cfg["start"]
     position = start["position"]

@@ -155,7 +155,7 @@ class Train:
     """The assembled train, built afresh for each run from a resolved ``[train]`` table
     (see :func:`resolve_train`) and a plugin registry. It never writes into the table."""
 
-    def __init__(self, train: Mapping[str, Any], registry: Registry) -> None:
+    def __init__(self, train: Mapping[str, Any], registry: Registry, gravity: float = G) -> None:
         self.name = train["name"]
         entries = train["vehicles"]
 
@@ -251,11 +251,12 @@ class Train:
             self.tunnel_factor[i] = res["tunnel_factor"]
             try:
                 run = resistance.running_resistance(
-                    res["formula"], self.mass[i], int(axle_counts[i]), _resistance_params(res))
+                    res["formula"], self.mass[i], int(axle_counts[i]), _resistance_params(res),
+                    g=gravity)
                 start = resistance.starting_resistance(
                     self.mass[i], int(axle_counts[i]), run, v_blend=res["starting_speed"],
                     specific=None if res["starting_specific"] is None
-                    else res["starting_specific"] * 1000.0,
+                    else res["starting_specific"] * 1000.0, g=gravity,
                 )
             except ValueError as exc:
                 raise source_context(cfg, "vehicle").child("resistance").error(
@@ -264,7 +265,9 @@ class Train:
             if res["starting"]:
                 self.start0[i], self.start_speed[i] = start.force0, start.v_blend
         self.half_length = self.length / 2.0
-        self.weight = self.mass * G
+        #: Acceleration due to gravity, m/s^2 (the scenario's environment.gravity).
+        self.gravity = gravity
+        self.weight = self.mass * gravity
         self.axle_normal = self.weight[self.axle_vehicle] / self.num_axis[self.axle_vehicle]
         self.axle_mass_equiv = self.axle_inertia / self.axle_radius**2
 

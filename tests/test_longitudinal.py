@@ -141,3 +141,19 @@ def test_undamped_coupler_oscillation_is_integrated_alike_at_any_train_speed():
     assert abs(len(at_rest) - len(at_speed)) <= 0.01 * n  # same steps
     for amplitude in (at_rest, at_speed):
         np.testing.assert_allclose(amplitude, 23e3, rtol=0.01)
+
+
+@pytest.mark.parametrize("g", [9.8, 9.80665])
+def test_gravity_is_configurable_and_scales_grade_and_weight_resistance(g):
+    # a car released on 10 per mille with a specific running resistance of 2 N/kN
+    # (formula "specific", a = 2): a = -g (sin(atan 0.01) + 0.002) m / (m + m_rot)
+    car = car_config(resistance={"formula": "specific", "a": 2.0, "b": 0.0, "c": 0.0,
+                                 "starting": False})
+    sc = make_scenario([{"config": car}], elements=[{"length": "5 km", "grade": "-10 permille"}],
+                       start={"position": "1 km", "speed": 5.0},
+                       environment={"gravity": g}, stop={"max_time": 2.0},
+                       output={"sample_interval": 1.0})
+    r = Drive(sc).run()
+    m, m_rot = 92_500.0, 4 * 96.0 / 0.4785**2
+    accel = g * m * (0.01 / math.sqrt(1 + 1e-4) - 0.002) / (m + m_rot)
+    assert r.series["speed_mps"][-1] == pytest.approx(5.0 + 2.0 * accel, rel=1e-9)

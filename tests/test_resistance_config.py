@@ -174,9 +174,9 @@ def test_tailwind_faster_than_the_train_pushes_it():
     assert force[0] > 0
 
 
-def test_environment_defaults_are_still_air_at_sea_level_density():
+def test_environment_defaults_are_still_air_at_sea_level_density_and_standard_gravity():
     sc = make_scenario([{"config": car_config()}])
-    assert sc.config["environment"] == {"wind": 0.0, "air_density": 1.225}
+    assert sc.config["environment"] == {"wind": 0.0, "air_density": 1.225, "gravity": 9.80665}
     res = sc.config["train"]["vehicles"][0]["config"]["vehicle"]["resistance"]
     assert (res["curve"], res["air_cd_a"], res["tunnel_factor"]) == ("russian", None, 1.0)
 
