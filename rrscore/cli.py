@@ -93,6 +93,16 @@ def _plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new(args: argparse.Namespace) -> int:
+    from .template import names, render
+
+    dest = args.dir or names(args.name)["dist"]
+    for path in render(args.kind, args.name, dest):
+        print(path)
+    print(f"next: pip install -e \"{dest}[test]\" && (cd {dest} && pytest) && rrs plugins")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rrs``."""
     parser = argparse.ArgumentParser(prog="rrs", description="rrscore: rail-vehicle physics")
@@ -118,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     plugin_opt(p)
     p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("new", help="write a new plugin package (vehicle or coupler) to start from")
+    p.add_argument("kind", choices=("vehicle", "coupler"))
+    p.add_argument("name", help="type name, e.g. my_loco (lower case, digits, _)")
+    p.add_argument("--dir", help="where to write it (default: ./rrs-NAME)")
+    p.set_defaults(func=_new)
     return parser
 
 
