@@ -67,6 +67,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plugins(args: argparse.Namespace) -> int:
     reg = load_registry(args.plugins)
+    if args.check:
+        return _check(reg)
     if args.json:
         print(json.dumps([{"name": p.name, "source": p.source, "provides": p.provides}
                           for p in reg.plugins], indent=2))
@@ -91,6 +93,21 @@ def _plugins(args: argparse.Namespace) -> int:
                     for key, spec in (getattr(cls, "states", {}) or {}).items():
                         print(f"      state {key} [{spec.unit}]: {spec.doc}")
     return 0
+
+
+def _check(reg) -> int:
+    from .plugincheck import check_registry
+
+    failed = 0
+    for (kind, name), problems in check_registry(reg).items():
+        plugin = reg.origin[(kind.replace(" ", "_") + "s", name)]
+        if not problems:
+            print(f"ok    {kind} {name}  ({plugin})")
+        for problem in problems:
+            skipped = problem.startswith("not exercised")
+            failed += not skipped
+            print(f"{'skip' if skipped else 'FAIL'}  {kind} {name}  ({plugin}): {problem}")
+    return 1 if failed else 0
 
 
 def _new(args: argparse.Namespace) -> int:
@@ -126,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list loaded plugins and what they provide")
     p.add_argument("-v", "--verbose", action="store_true", help="also list parameters and keys")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--check", action="store_true",
+                   help="exercise every vehicle type and coupler model and report API misuse")
     plugin_opt(p)
     p.set_defaults(func=_plugins)
 

@@ -31,6 +31,7 @@ from .dynamics import TrainDynamics
 from .errors import PluginError, plugin_call
 from .events import Event
 from .integrator import Integrator, Segment
+from .plugincheck import step_problems
 from .recorder import CouplingMonitor
 from .scenario import Scenario
 
@@ -202,6 +203,10 @@ class Run:
             if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
                 raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
                                   f"at t = {t:.3f} s")
+            problems = step_problems(m, first=self.n_control == 0)
+            if problems:
+                raise PluginError(f"{b.describe('step')}: " + "; ".join(problems)
+                                  + f", at t = {t:.3f} s")
         return dyn.set_inputs()
 
     def _stop_condition(self, t: float, y: np.ndarray) -> str | None:

@@ -27,14 +27,9 @@ import numpy as np
 import pytest
 
 from .config import Context
+from .plugincheck import vehicle_config
 from .scenario import Scenario, scenario_from_table
 from .simulation import Drive, DriveResult
-
-#: The vehicle table a test train gets for keys it does not name.
-DEFAULT_VEHICLE: dict[str, Any] = {
-    "empty_mass": "80 t", "length": "20 m", "num_axis": 4, "wheel_diameter": "1.05 m",
-    "wheelset_inertia": "100 kg*m^2",
-}
 
 Program = Sequence[tuple[float, "str | Mapping[str, Any]"]]
 
@@ -67,15 +62,6 @@ def program_actions(program: Program, vehicle: int = 0) -> list[dict[str, Any]]:
         table.setdefault("vehicle", vehicle)
         out.append({"at_time": float(t), **table})
     return out
-
-
-def vehicle_config(vehicle_type: str, params: Mapping[str, Any] | None = None,
-                   **vehicle: Any) -> dict[str, Any]:
-    """An inline vehicle config of ``vehicle_type`` with :data:`DEFAULT_VEHICLE` values,
-    overridden by ``vehicle`` (``empty_mass="120 t"``, ``resistance={"formula": "none"}``),
-    and the type's ``params``."""
-    table = {"type": vehicle_type, **DEFAULT_VEHICLE, **vehicle}
-    return {"vehicle": table, "params": dict(params or {})}
 
 
 def interp_at(x: np.ndarray, y: np.ndarray, at: float | np.ndarray) -> np.ndarray | float:
@@ -247,8 +233,8 @@ def make_train(vehicle: str | Path | Mapping[str, Any], *, count: int = 1,
     """A test train in one line.
 
     :param vehicle: a vehicle type name (``"simple_loco"``: a default vehicle config,
-        see :data:`DEFAULT_VEHICLE`, with ``vehicle_table`` overrides and the type's
-        ``params``), a path to a vehicle TOML file, or an inline vehicle config.
+        :data:`rrscore.plugincheck.DEFAULT_VEHICLE`, with ``vehicle_table`` overrides and
+        the type's ``params``), a path to a vehicle TOML file, or an inline vehicle config.
     :param count: how many of them lead the train.
     :param cars: how many ``car`` vehicles follow (a type name, path or config;
         the shipped freight car by default, given inline).

@@ -117,6 +117,8 @@ class VehicleModel:
       (``self.p.F_max``), SI units. Vehicles of one type built from different
       configs share the model, each row with its own values.
     * ``keys``: ``{key: what it does}``; the driver program presses them.
+    * ``key_bindings``: ``{key: character}``; the terminal keys ``rrs cab`` binds
+      them to (keys without one get digits).
     * ``controls``: ``{name: doc}``; settable by the driver program
       (``set = {name = value}``); each is a per-vehicle array attribute, and a
       set value holds until a key or another action changes it.
@@ -140,6 +142,7 @@ class VehicleModel:
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
     keys: ClassVar[dict[str, str]] = {}
+    key_bindings: ClassVar[dict[str, str]] = {}
     controls: ClassVar[dict[str, str]] = {}
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
