@@ -110,6 +110,14 @@ def _check(reg) -> int:
     return 1 if failed else 0
 
 
+def _plot(args: argparse.Namespace) -> int:
+    from .compare import plot_runs
+
+    signals = [s.strip() for s in args.signals.split(",") if s.strip()]
+    print(plot_runs(args.runs, args.out, signals, args.x))
+    return 0
+
+
 def _new(args: argparse.Namespace) -> int:
     from .template import names, render
 
@@ -147,6 +155,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exercise every vehicle type and coupler model and report API misuse")
     plugin_opt(p)
     p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("plot", help="compare runs: their outputs on shared axes")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")
+    p.add_argument("--signals", default="speed,traction,coupler",
+                   help="comma-separated: speed, traction, coupler, coupler_map")
+    p.add_argument("--x", default="time", choices=("time", "distance"), help="x axis")
+    p.add_argument("--out", default="compare.png", help="image file to write")
+    p.set_defaults(func=_plot)
 
     p = sub.add_parser("new", help="write a new plugin package (vehicle or coupler) to start from")
     p.add_argument("kind", choices=("vehicle", "coupler"))
