@@ -110,6 +110,16 @@ def _check(reg) -> int:
     return 1 if failed else 0
 
 
+def _cab(args: argparse.Namespace) -> int:
+    from .cab import cab
+
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    s = cab(scenario, args.out, args.speedup).summary
+    print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s, "
+          f"{s['distance_m']:.0f} m; outputs in {args.out}/")
+    return 0
+
+
 def _plot(args: argparse.Namespace) -> int:
     from .compare import plot_runs
 
@@ -155,6 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exercise every vehicle type and coupler model and report API misuse")
     plugin_opt(p)
     p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("cab", help="drive a scenario yourself from the terminal, in real time")
+    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--speedup", type=float, default=1.0,
+                   help="simulated seconds per wall-clock second (default 1)")
+    plugin_opt(p)
+    p.set_defaults(func=_cab)
 
     p = sub.add_parser("plot", help="compare runs: their outputs on shared axes")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")

@@ -35,6 +35,10 @@ DEFAULT_VEHICLE: dict[str, Any] = {
 }
 
 
+#: Terminal keys ``rrs cab`` keeps for itself, and what they do.
+RESERVED_KEYS = {"q": "quit"}
+
+
 def vehicle_config(vehicle_type: str, params: dict[str, Any] | None = None,
                    **vehicle: Any) -> dict[str, Any]:
     """An inline vehicle config of ``vehicle_type`` with :data:`DEFAULT_VEHICLE` values,
@@ -68,6 +72,9 @@ def class_problems(cls: type) -> list[str]:
                     and char != " "):
                 problems.append(f"key_bindings binds {key!r} to {char!r}, expected one "
                                 "printable character")
+            elif char in RESERVED_KEYS:
+                problems.append(f"key_bindings binds {key!r} to {char!r}, which rrs cab keeps "
+                                f"to {RESERVED_KEYS[char]}")
             elif char in chars:
                 problems.append(f"key_bindings binds both {chars[char]!r} and {key!r} to "
                                 f"{char!r}")

@@ -260,6 +260,13 @@ class Run:
             self.on_sample(t, y, self.row(t, y))
             self.k_sample = math.floor(t / self.sample_interval) + 1
 
+    def stop(self, reason: str) -> None:
+        """End the run where it stands (a driver quitting the cab), with ``reason`` as its
+        stop reason; the state there becomes the time series' last row."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.sample_final()
+
     def sample_final(self) -> None:
         """Record the state the run stands at as a last row, unless it is recorded already
         (for a drive cut short by an error or an interruption)."""
