@@ -86,8 +86,10 @@ def _plugins(args: argparse.Namespace) -> int:
                 if args.verbose:
                     for line in describe_schema(getattr(cls, "params", {}) or {}, "params"):
                         print(f"      {line}")
+                    bound = getattr(cls, "key_bindings", {}) or {}
                     for key, doc in (getattr(cls, "keys", {}) or {}).items():
-                        print(f"      key {key}: {doc}")
+                        char = f" ({bound[key]})" if key in bound else ""
+                        print(f"      key {key}{char}: {doc}")
                     for key, doc in (getattr(cls, "controls", {}) or {}).items():
                         print(f"      control {key}: {doc}")
                     for key, spec in (getattr(cls, "states", {}) or {}).items():

@@ -212,7 +212,8 @@ class TestTrain:
             lead = probe.train.batches[0].model
             sc_signals = ["speed_mps", "traction_force_N", *lead.signals, *lead.states]
         if sc_signals:
-            output = {"vehicles": [0], "vehicle_signals": sc_signals, **output}
+            output = {"vehicle_signals": sc_signals, **output}
+        output.setdefault("vehicles", [0])
         table["output"] = output
         return scenario_from_table(table, Context("<rrs_train>", "scenario", self.base))
 
