@@ -9,7 +9,8 @@ driver program from the scenario); between control steps the cab
   key *latches*: the first stroke presses it, the next releases it. ``q`` quits;
 * waits until wall-clock time catches up with simulated time divided by ``speedup``;
 * redraws a text dashboard: speed and limit, traction and brake force, the lead
-  vehicle's signals, in-train force extremes, and the keys.
+  vehicle's controls (its traction and brake levels), signals and states, in-train
+  force extremes, and the keys.
 
 Each key stroke is a driver event (``events.csv``: ``cab: press traction_up``).
 """
@@ -167,8 +168,10 @@ class Cab:
             f"traction  {float(dyn.traction_force().sum()) / 1e3:9.1f} kN        "
             f"brake    {brake / 1e3:10.1f} kN",
         ]
-        for name in (*m.signals, *m.states):
-            value = m.out.get(name, getattr(m.state, name, None))
+        values = {name: getattr(m, name, None) for name in m.controls}  # levels the keys move
+        values.update({name: m.out.get(name) for name in m.signals})
+        values.update({name: getattr(m.state, name, None) for name in m.states})
+        for name, value in values.items():
             if value is not None:
                 lines.append(f"  {name:28s} {float(np.asarray(value)[r]):12.4g}")
         if self.drive.train.count > 1:

@@ -97,6 +97,7 @@ def test_cab_through_a_pty_accelerates_brakes_and_writes_its_outputs(tmp_path):
     screen = term.output.decode(errors="replace")
     assert code == 0, screen
     assert "w  traction_up" in screen and "[held]" in screen and "x10 real time" in screen
+    assert "brake_level" in screen and "main_reservoir" in screen
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["stop_reason"] == "quit"
