@@ -27,6 +27,11 @@ rrs_vehicle_types()``. Coupler models subclass :class:`CouplerModel` (hook
 ``rrs_solvers``); outputs implement the lifecycle hooks ``rrs_drive_start``,
 ``rrs_sample``, ``rrs_event``, ``rrs_drive_end`` and receive :class:`Event`
 records. Every hook is in :mod:`rrscore.hookspecs`.
+
+For plugin authors: ``rrs new vehicle NAME`` writes a package to start from;
+:mod:`rrscore.testing` is a pytest plugin (fixtures ``rrs_train``, ``rrs_curve``);
+``rrs plugins --check`` exercises every plugin against its declarations
+(:mod:`rrscore.plugincheck`); ``docs/plugin-api.md`` is the API reference.
 """
 
 from .config import Param

@@ -67,6 +67,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _plugins(args: argparse.Namespace) -> int:
     reg = load_registry(args.plugins)
+    if args.check:
+        return _check(reg)
     if args.json:
         print(json.dumps([{"name": p.name, "source": p.source, "provides": p.provides}
                           for p in reg.plugins], indent=2))
@@ -84,12 +86,57 @@ def _plugins(args: argparse.Namespace) -> int:
                 if args.verbose:
                     for line in describe_schema(getattr(cls, "params", {}) or {}, "params"):
                         print(f"      {line}")
+                    bound = getattr(cls, "key_bindings", {}) or {}
                     for key, doc in (getattr(cls, "keys", {}) or {}).items():
-                        print(f"      key {key}: {doc}")
+                        char = f" ({bound[key]})" if key in bound else ""
+                        print(f"      key {key}{char}: {doc}")
                     for key, doc in (getattr(cls, "controls", {}) or {}).items():
                         print(f"      control {key}: {doc}")
                     for key, spec in (getattr(cls, "states", {}) or {}).items():
                         print(f"      state {key} [{spec.unit}]: {spec.doc}")
+    return 0
+
+
+def _check(reg) -> int:
+    from .plugincheck import check_registry
+
+    failed = 0
+    for (kind, name), problems in check_registry(reg).items():
+        plugin = reg.origin[(kind.replace(" ", "_") + "s", name)]
+        if not problems:
+            print(f"ok    {kind} {name}  ({plugin})")
+        for problem in problems:
+            skipped = problem.startswith("not exercised")
+            failed += not skipped
+            print(f"{'skip' if skipped else 'FAIL'}  {kind} {name}  ({plugin}): {problem}")
+    return 1 if failed else 0
+
+
+def _cab(args: argparse.Namespace) -> int:
+    from .cab import cab
+
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    s = cab(scenario, args.out, args.speedup).summary
+    print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s, "
+          f"{s['distance_m']:.0f} m; outputs in {args.out}/")
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from .compare import plot_runs
+
+    signals = [s.strip() for s in args.signals.split(",") if s.strip()]
+    print(plot_runs(args.runs, args.out, signals, args.x))
+    return 0
+
+
+def _new(args: argparse.Namespace) -> int:
+    from .template import names, render
+
+    dest = args.dir or names(args.name)["dist"]
+    for path in render(args.kind, args.name, dest):
+        print(path)
+    print(f"next: pip install -e \"{dest}[test]\" && (cd {dest} && pytest) && rrs plugins")
     return 0
 
 
@@ -116,8 +163,32 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list loaded plugins and what they provide")
     p.add_argument("-v", "--verbose", action="store_true", help="also list parameters and keys")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--check", action="store_true",
+                   help="exercise every vehicle type and coupler model and report API misuse")
     plugin_opt(p)
     p.set_defaults(func=_plugins)
+
+    p = sub.add_parser("cab", help="drive a scenario yourself from the terminal, in real time")
+    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--speedup", type=float, default=1.0,
+                   help="simulated seconds per wall-clock second (default 1)")
+    plugin_opt(p)
+    p.set_defaults(func=_cab)
+
+    p = sub.add_parser("plot", help="compare runs: their outputs on shared axes")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")
+    p.add_argument("--signals", default="speed,traction,coupler",
+                   help="comma-separated: speed, traction, coupler, coupler_map")
+    p.add_argument("--x", default="time", choices=("time", "distance"), help="x axis")
+    p.add_argument("--out", default="compare.png", help="image file to write")
+    p.set_defaults(func=_plot)
+
+    p = sub.add_parser("new", help="write a new plugin package (vehicle or coupler) to start from")
+    p.add_argument("kind", choices=("vehicle", "coupler"))
+    p.add_argument("name", help="type name, e.g. my_loco (lower case, digits, _)")
+    p.add_argument("--dir", help="where to write it (default: ./rrs-NAME)")
+    p.set_defaults(func=_new)
     return parser
 
 

@@ -35,9 +35,12 @@ COUPLING_SCHEMA = {
 class CouplerModel:
     """Base class of coupler (draft-gear) models. One instance serves many couplings.
 
-    Plugins set ``type_name``, ``params`` (``{name: Param}``) and implement
-    ``force``. Parameters arrive in ``self.p`` as one array per parameter, one
-    entry per coupling (``self.p.stiffness``), as a vehicle model's do.
+    Plugins set ``type_name``, ``description``, ``params`` (``{name: Param}``)
+    and implement ``force``. Parameters arrive in ``p`` as one array per
+    parameter, one entry per coupling (``self.p.stiffness``, SI units), as a
+    vehicle model's do; ``count`` (int) is how many couplings the object serves.
+    Deflections ``d`` are in m (stretched +), rates ``d_dot`` in m/s, forces in
+    N (tension +), each array of shape ``(count,)``.
 
     A model with memory (a friction draft gear) declares per-coupling
     continuous states in ``states`` (``{name: StateSpec}``). They live in the

@@ -76,6 +76,8 @@ def rrs_drive_start(drive) -> None:
 def rrs_sample(drive, t: float, row: list[float]) -> None:
     """Called for each sampled row of the time series, in time order.
 
+    :param drive: the :class:`rrscore.Drive` (see ``rrs_drive_start``);
+        ``drive.sample_state`` is the state vector at this row.
     :param t: simulated time of the row, s.
     :param row: the values, in the order of ``drive.columns`` (SI units).
     """
@@ -83,14 +85,18 @@ def rrs_sample(drive, t: float, row: list[float]) -> None:
 
 @hookspec
 def rrs_event(drive, event) -> None:
-    """Called for each event (an :class:`rrscore.Event`: slip, coupling, driver action,
-    ...) soon after it happens, in time order."""
+    """Called for each event soon after it happens, in time order.
+
+    :param drive: the :class:`rrscore.Drive` (see ``rrs_drive_start``).
+    :param event: an :class:`rrscore.Event` (slip, coupling, driver action, ...).
+    """
 
 
 @hookspec
 def rrs_drive_end(drive, result) -> None:
     """Called once when the drive has ended, whatever ended it.
 
+    :param drive: the :class:`rrscore.Drive` (see ``rrs_drive_start``).
     :param result: the :class:`rrscore.DriveResult`: ``summary`` (its
         ``stop_reason`` says why the drive ended), ``series``, ``events``. A plugin
         may add keys to ``result.summary`` (before ``summary.json`` is written,

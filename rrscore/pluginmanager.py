@@ -29,6 +29,7 @@ import pluggy
 from . import hookspecs
 from .couplers import check_coupler_type
 from .errors import PluginError
+from .plugincheck import class_problems
 from .solvers import check_solver_type
 from .vehicle import check_vehicle_type
 
@@ -184,6 +185,10 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
                     check(cls)
                 except TypeError as exc:
                     raise PluginError(f"plugin {plugin_name!r}: {hook_name}: {exc}") from None
+                problems = class_problems(cls)
+                if problems:
+                    raise PluginError(f"plugin {plugin_name!r}: {hook_name}: "
+                                      f"{getattr(cls, attr)}: " + "; ".join(problems))
                 cname = getattr(cls, attr)
                 table = getattr(registry, kind)
                 if cname in table and table[cname] is not cls:

@@ -32,6 +32,7 @@ from .dynamics import TrainDynamics
 from .errors import PluginError, plugin_call
 from .events import Event
 from .integrator import Integrator, Segment
+from .plugincheck import step_problems
 from .recorder import CouplingMonitor
 from .scenario import Scenario
 
@@ -209,6 +210,10 @@ class Run:
             if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
                 raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
                                   f"at t = {t:.3f} s")
+            problems = step_problems(m, first=self.n_control == 0)
+            if problems:
+                raise PluginError(f"{b.describe('step')}: " + "; ".join(problems)
+                                  + f", at t = {t:.3f} s")
         return dyn.set_inputs()
 
     def _stop_condition(self, t: float, y: np.ndarray) -> str | None:
@@ -283,6 +288,13 @@ class Run:
         elif final and t > ts - self.sample_interval + 1e-9:
             self.on_sample(t, y, self.row(t, y))
             self.k_sample = math.floor(t / self.sample_interval) + 1
+
+    def stop(self, reason: str) -> None:
+        """End the run where it stands (a driver quitting the cab), with ``reason`` as its
+        stop reason; the state there becomes the time series' last row."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.sample_final()
 
     def sample_final(self) -> None:
         """Record the state the run stands at as a last row, unless it is recorded already

@@ -83,8 +83,10 @@ class Drive:
         self.events.append(event)
         self._hook.rrs_event(drive=self, event=event)
 
-    def run(self, out: str | Path | None = None, progress: Progress | None = None) -> DriveResult:
-        """Run to a stop condition; write outputs to ``out`` if given.
+    def run(self, out: str | Path | None = None, progress: Progress | None = None,
+            chunk: float | None = None) -> DriveResult:
+        """Run to a stop condition; write outputs to ``out`` if given. ``progress`` is
+        called every ``chunk`` seconds of simulated time (a 200th of the run by default).
 
         An interruption (Ctrl-C) or a failing plugin ends the drive with the
         outputs written so far and the summary, then re-raises; a failing solver
@@ -103,7 +105,7 @@ class Drive:
             if progress is None:
                 run.advance()
             else:
-                chunk = max(run.control_step, run.max_time / 200.0)
+                chunk = chunk or max(run.control_step, run.max_time / 200.0)
                 while run.advance(run.t + chunk) is None:  # pauses at control times only
                     progress(run.t / run.max_time, run.t, float(run.solver.y[run.dyn.sv][0]))
                 progress(1.0, run.t, float(run.solver.y[run.dyn.sv][0]))

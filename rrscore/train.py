@@ -26,7 +26,8 @@ from .config import (
     validate,
 )
 from .couplers import COUPLING_SCHEMA, Couplings
-from .errors import ConfigError, plugin_call
+from .errors import ConfigError, PluginError, plugin_call
+from .plugincheck import setup_problems
 from .pluginmanager import Registry
 from .units import G
 from .vehicle import VEHICLE_SCHEMA, VehicleModel
@@ -195,6 +196,9 @@ class Train:
                                   payload[index])
             with plugin_call(batch.describe("setup")):
                 batch.model.setup()
+            problems = setup_problems(batch.model)
+            if problems:
+                raise PluginError(f"{batch.describe('setup')}: " + "; ".join(problems))
             self.batches.append(batch)
             self.batch_of[index] = b_i
             self.row_of[index] = np.arange(len(index))

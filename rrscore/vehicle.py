@@ -112,11 +112,14 @@ class VehicleModel:
     Class attributes a plugin declares:
 
     * ``type_name``: the name vehicle configs use in ``vehicle.type``.
+    * ``description``: one line for ``rrs plugins``.
     * ``params``: ``{name: Param}`` for the ``[params]`` table of its configs;
       the values arrive in ``self.p`` as arrays, one entry per vehicle
       (``self.p.F_max``), SI units. Vehicles of one type built from different
       configs share the model, each row with its own values.
     * ``keys``: ``{key: what it does}``; the driver program presses them.
+    * ``key_bindings``: ``{key: character}``; the terminal keys ``rrs cab`` binds
+      them to (keys without one get digits).
     * ``controls``: ``{name: doc}``; settable by the driver program
       (``set = {name = value}``); each is a per-vehicle array attribute, and a
       set value holds until a key or another action changes it.
@@ -128,18 +131,38 @@ class VehicleModel:
       holds their values at each ``step``; each is also a signal.
     * ``control_step``: a finer control period (s) if the model needs one.
 
-    Attributes the framework provides (one row per vehicle of the batch):
-    ``count``, ``num_axis``, ``index`` (positions in the train), ``mass``,
-    ``wheel_radius``, ``p``, and before each ``step`` the state ``x``, ``v``
-    (vehicle frame), ``omega`` (shape ``(count, num_axis)``) and ``state``. A
-    plugin may set ``adhesion_factor`` (``(count, num_axis)``, 1 by default) to
-    change the adhesion under its axles, as sanding does.
+    Attributes the framework provides (``n`` = ``count``, ``k`` = ``num_axis``):
+
+    * ``name`` (str): the first vehicle config's display name, or the type name.
+    * ``count`` (int): how many vehicles this object serves.
+    * ``num_axis`` (int): wheelsets per vehicle, the same for the whole batch.
+    * ``index`` (``(n,)`` int): the vehicles' positions in the train, 0 = lead.
+    * ``mass`` (``(n,)``, kg): empty mass plus the payload carried.
+    * ``payload_fraction`` (``(n,)``, 1): the share of the payload mass carried.
+    * ``wheel_radius`` (``(n,)``, m).
+    * ``p`` (namespace of ``(n,)`` arrays, SI units): the ``params``.
+    * ``x`` (``(n,)``, m), ``v`` (``(n,)``, m/s, vehicle frame: + is the vehicle's
+      own forward), ``omega`` (``(n, k)``, rad/s): the state, set before each ``step``.
+    * ``state`` (namespace of ``(n,)`` arrays in each ``StateSpec.unit``): the
+      declared ``states``, set before each ``step``.
+
+    Attributes the plugin writes:
+
+    * ``Q_a`` (``(n, k + 1)``; N in column 0, N*m in columns 1..k): the body force
+      and the drive torque on each axle (vehicle frame, + is forward).
+    * ``Q_r`` (``(n, k + 1)``, same units, >= 0): the extra body resistance and
+      the brake torque on each axle, as magnitudes.
+    * ``out`` (dict of ``(n,)`` arrays): the declared ``signals``, written at
+      every ``step``.
+    * ``adhesion_factor`` (``(n, k)``, 1): multiplies the rail condition under
+      each axle (sanding raises it); 1 by default.
     """
 
     type_name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
     keys: ClassVar[dict[str, str]] = {}
+    key_bindings: ClassVar[dict[str, str]] = {}
     controls: ClassVar[dict[str, str]] = {}
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}

@@ -111,7 +111,7 @@ def test_plugins_verbose_lists_params_and_keys() -> None:
     proc = rrs("plugins", "-v")
     assert proc.returncode == 0, proc.stderr
     assert "params.F_max [N] = 450000.0" in proc.stdout
-    assert "key traction_up:" in proc.stdout
+    assert "key traction_up (w):" in proc.stdout  # with its rrs cab binding
     assert "control hand_brake:" in proc.stdout
 
 

@@ -65,6 +65,7 @@ class SimpleLoco(VehicleModel):
         "brake": "raise the locomotive brake level while held; release to let it off",
         "sand": "sand the rails in front of the wheels while held",
     }
+    key_bindings = {"traction_up": "w", "traction_down": "s", "brake": "b", "sand": "d"}
     controls = {"traction_level": "traction level, 0..1 (held until changed)",
                 "brake_level": "brake level, 0..1 (held until changed)"}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",

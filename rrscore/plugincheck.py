@@ -1,0 +1,172 @@
+"""Checks of the plugin API: what a vehicle or coupler plugin declares against what it does.
+
+Three moments, each with a message that names the plugin and what is wrong:
+
+* when the registry is built (:func:`class_problems`): every parameter's unit must
+  be one rrscore knows, and a vehicle's ``key_bindings`` must bind declared keys to
+  distinct single characters;
+* after a vehicle model's ``setup`` (:func:`setup_problems`): every declared
+  control must be an array attribute with one entry per vehicle;
+* after a vehicle model's ``step`` (:func:`step_problems`): ``Q_r`` must hold
+  magnitudes (>= 0) and, after the first step, every declared signal must have been
+  written to ``out`` (one entry per vehicle).
+
+``rrs plugins --check`` (:func:`check_registry`) exercises every installed vehicle type
+and coupler model this way, with a vehicle built from default values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .config import REQUIRED, Context, Param
+from .couplers import CouplerModel
+from .errors import RrsError
+from .units import dimension_name
+from .vehicle import VehicleModel
+
+#: The vehicle table of a vehicle exercised with default values (``rrs plugins --check``,
+#: the ``rrs_train`` fixture), for keys its caller does not name.
+DEFAULT_VEHICLE: dict[str, Any] = {
+    "empty_mass": "80 t", "length": "20 m", "num_axis": 4, "wheel_diameter": "1.05 m",
+    "wheelset_inertia": "100 kg*m^2",
+}
+
+
+#: Terminal keys ``rrs cab`` keeps for itself, and what they do.
+RESERVED_KEYS = {"q": "quit"}
+
+
+def vehicle_config(vehicle_type: str, params: dict[str, Any] | None = None,
+                   **vehicle: Any) -> dict[str, Any]:
+    """An inline vehicle config of ``vehicle_type`` with :data:`DEFAULT_VEHICLE` values,
+    overridden by ``vehicle`` (``empty_mass="120 t"``, ``resistance={"formula": "none"}``),
+    and the type's ``params``."""
+    return {"vehicle": {"type": vehicle_type, **DEFAULT_VEHICLE, **vehicle},
+            "params": dict(params or {})}
+
+
+def class_problems(cls: type) -> list[str]:
+    """What is wrong with a vehicle or coupler class's declarations (empty if nothing)."""
+    problems = []
+    for name, spec in (getattr(cls, "params", {}) or {}).items():
+        if not isinstance(spec, Param):
+            problems.append(f"parameter {name!r} is a {type(spec).__name__}, "
+                            "expected an rrscore.Param")
+            continue
+        if spec.unit is not None:
+            try:
+                dimension_name(spec.unit)
+            except ValueError:
+                problems.append(f"parameter {name!r} has an unknown unit {spec.unit!r} "
+                                "(expected an SI unit expression such as 'N', 'kg*m^2', 'N/m')")
+    if isinstance(cls, type) and issubclass(cls, VehicleModel):
+        chars: dict[str, str] = {}
+        for key, char in cls.key_bindings.items():
+            if key not in cls.keys:
+                problems.append(f"key_bindings binds {key!r}, which is not one of its keys "
+                                f"({', '.join(cls.keys) or 'none'})")
+            if not (isinstance(char, str) and len(char) == 1 and char.isprintable()
+                    and char != " "):
+                problems.append(f"key_bindings binds {key!r} to {char!r}, expected one "
+                                "printable character")
+            elif char in RESERVED_KEYS:
+                problems.append(f"key_bindings binds {key!r} to {char!r}, which rrs cab keeps "
+                                f"to {RESERVED_KEYS[char]}")
+            elif char in chars:
+                problems.append(f"key_bindings binds both {chars[char]!r} and {key!r} to "
+                                f"{char!r}")
+            chars.setdefault(char, key)
+    return problems
+
+
+def setup_problems(model: VehicleModel) -> list[str]:
+    """Declared controls that ``setup`` did not create as per-vehicle arrays."""
+    problems = []
+    for name in model.controls:
+        value = getattr(model, name, None)
+        if value is None:
+            problems.append(f"control {name!r} is declared but the model has no attribute "
+                            f"{name!r} (create it in setup(), one entry per vehicle)")
+        elif np.shape(value) != (model.count,):
+            problems.append(f"control {name!r} has shape {np.shape(value)}, expected "
+                            f"({model.count},): one entry per vehicle")
+    return problems
+
+
+def step_problems(model: VehicleModel, first: bool) -> list[str]:
+    """Negative ``Q_r`` entries and, on the ``first`` step, declared signals not written."""
+    problems = []
+    negative = model.Q_r < 0
+    if negative.any():
+        row, col = (int(i) for i in np.argwhere(negative)[0])
+        what = "body resistance" if col == 0 else f"brake torque on axle {col - 1}"
+        problems.append(f"Q_r[{row}, {col}] ({what}) = {model.Q_r[row, col]:g} is negative: "
+                        "Q_r holds magnitudes (>= 0) that oppose motion; put driving forces "
+                        "in Q_a")
+    if first:
+        for name in model.signals:
+            if name not in model.out:
+                problems.append(f"signal {name!r} is declared but step() never writes "
+                                f"self.out[{name!r}]")
+            elif np.shape(model.out[name]) != (model.count,):
+                problems.append(f"signal {name!r} has shape {np.shape(model.out[name])}, "
+                                f"expected ({model.count},): one entry per vehicle")
+    return problems
+
+
+def check_vehicle_type(registry, type_name: str) -> list[str]:
+    """Build one vehicle of ``type_name`` from default values, run it for a second with each
+    of its keys pressed in turn, and return the problems found (a skip is reported too)."""
+    from .scenario import scenario_from_table
+    from .simulation import Drive
+
+    cls = registry.vehicle_types[type_name]
+    missing = [k for k, p in cls.params.items() if isinstance(p, Param) and p.default is REQUIRED]
+    if missing:
+        return [f"not exercised: parameters without a default: {', '.join(missing)}"]
+    table = {"train": {"vehicles": [{"config": vehicle_config(type_name)}]},
+             "route": {"elements": [{"length": "10 km"}]},
+             "stop": {"max_time": 0.25 * (len(cls.keys) + 1)},
+             "driver": [{"at_time": 0.25 * (i + 1), "press": k} for i, k in enumerate(cls.keys)]}
+    try:
+        scenario = scenario_from_table(table, Context("<rrs plugins --check>", "scenario"),
+                                       registry)
+        Drive(scenario).run()
+    except RrsError as exc:
+        return [str(exc)]
+    return []
+
+
+def check_coupler_model(cls: type[CouplerModel]) -> list[str]:
+    """Build ``cls`` for one coupling from default values and check that its force law gives
+    one finite force per coupling across +-0.2 m of deflection."""
+    missing = [k for k, p in cls.params.items() if isinstance(p, Param) and p.default is REQUIRED]
+    if missing:
+        return [f"not exercised: parameters without a default: {', '.join(missing)}"]
+    n = 41
+    try:
+        model = cls([{k: p.default for k, p in cls.params.items()}] * n)
+        d = np.linspace(-0.2, 0.2, n)
+        s = model.initial_state(d)
+        from types import SimpleNamespace
+        f = np.asarray(model.force(d, np.zeros(n), SimpleNamespace(**s)))
+    except Exception as exc:
+        return [f"force() raised {type(exc).__name__}: {exc}"]
+    if f.shape != (n,):
+        return [f"force() returned shape {f.shape} for {n} couplings, expected ({n},)"]
+    if not np.isfinite(f).all():
+        return ["force() returned a non-finite force"]
+    return []
+
+
+def check_registry(registry) -> dict[tuple[str, str], list[str]]:
+    """Problems of every vehicle type and coupler model, by ``(kind, name)``."""
+    out = {}
+    for name in sorted(registry.vehicle_types):
+        out[("vehicle type", name)] = check_vehicle_type(registry, name)
+    for name, cls in sorted(registry.coupler_models.items()):
+        out[("coupler model", name)] = check_coupler_model(cls)
+    return out

@@ -1,0 +1,72 @@
+"""`rrs plot`: runs compared on shared axes, every run in the legend."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from rrscore import RrsError
+from rrscore.cli import main
+from rrscore.compare import compare_figure, read_csv
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """SimpleLoco + 3 cars at half and at full traction level."""
+    from rrscore.testing import make_train
+
+    base = tmp_path_factory.mktemp("runs")
+    train = make_train("simple_loco", cars=3, vehicle_table={"empty_mass": "184 t",
+                                                             "num_axis": 8})
+    for name, level in (("half", 0.5), ("full", 1.0)):
+        train.drive([(0, f"set traction_level={level}")], max_time="20 s", out=base / name,
+                    output={"sample_interval": "0.5 s"})
+    return base / "half", base / "full"
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_rrs_plot_writes_a_figure_with_both_runs_in_the_legend(two_runs, tmp_path):
+    out = tmp_path / "cmp.png"
+    assert main(["plot", *map(str, two_runs), "--signals", "speed,traction,coupler",
+                 "--out", str(out)]) == 0
+    assert out.stat().st_size > 10_000
+    fig = compare_figure(two_runs, ["speed", "traction", "coupler"])
+    speed, traction, coupler = fig.axes
+    assert {"half: speed", "full: speed", "half: limit", "full: limit"} <= set(
+        legend_texts(speed))
+    assert legend_texts(traction) == ["half: traction", "full: traction"]
+    assert {"half: max tension", "full: max tension"} <= set(legend_texts(coupler))
+    plt.close(fig)
+
+
+def test_panels_show_the_data_of_each_run(two_runs):
+    fig = compare_figure(two_runs, ["traction", "coupler"], x="distance")
+    traction, coupler = fig.axes
+    for line, run in zip(traction.get_lines(), two_runs, strict=True):
+        series = read_csv(run / "timeseries.csv")
+        np.testing.assert_allclose(line.get_ydata(), series["traction_force_N"] / 1e3)
+        np.testing.assert_allclose(line.get_xdata(),
+                                   (series["position_m"] - series["position_m"][0]) / 1e3)
+    # the full-level run pulls harder: its largest tension is the larger
+    lines = {ln.get_label(): np.asarray(ln.get_ydata()) for ln in coupler.get_lines()}
+    half_max, full_max = lines["half: max tension"].max(), lines["full: max tension"].max()
+    assert full_max > half_max > 0
+    plt.close(fig)
+
+
+def test_coupler_map_has_one_panel_per_run(two_runs):
+    fig = compare_figure(two_runs, ["speed", "coupler_map"])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "half: in-train forces" in titles and "full: in-train forces" in titles
+    plt.close(fig)
+
+
+def test_bad_signal_and_missing_run_are_clear_errors(two_runs, tmp_path):
+    with pytest.raises(RrsError, match="found brakes, expected some of speed, traction"):
+        compare_figure(two_runs, ["brakes"])
+    with pytest.raises(RrsError, match="no timeseries.csv"):
+        compare_figure([tmp_path], ["speed"])
