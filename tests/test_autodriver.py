@@ -121,3 +121,73 @@ def test_the_readme_demo_keeps_to_the_limits_and_stops_at_b():
     assert (v <= limit).all()
     assert r.summary["stop_reason"] == "standstill"
     assert abs(front[-1] - sc.route.points["B"]) <= 10.0
+
+
+def test_forty_km_drive_crosses_its_points_when_a_point_mass_integration_does():
+    # 4 locomotives of 3.25 MW and 667.2 kN, 100 cars of 130 t, Davis resistance; 10 km
+    # level, 5 km up 5 per mille, 10 km level, 5 km down 5 per mille, 10 km level, a
+    # 20 m/s limit held 0.5 m/s below. The reference is the point-mass equation of the
+    # same train integrated here with scipy: full power below the target, held at it
+    # (power or brakes) unless even full power falls short; grade forces summed over
+    # the vehicles where each stands, rigidly spaced.
+    from conftest import G
+    from scipy.integrate import solve_ivp
+
+    f_max, power = 667.2e3, 3.25e6
+    loco = {"vehicle": {"type": "simple_loco", "empty_mass": "200 t", "length": "22 m",
+                        "num_axis": 6, "wheel_diameter": "1.1 m",
+                        "wheelset_inertia": "300 kg*m^2",
+                        "resistance": {"formula": "davis", "A": 3000.0, "B": 40.0, "C": 6.0,
+                                       "starting": False},
+                        "adhesion": {"formula": "constant", "psi": 0.6}},
+            "params": {"F_max": f_max, "F_nom": f_max, "V_nom": power / f_max}}
+    car = car_config(empty_mass="30 t", payload_mass="100 t", length="15 m",
+                     resistance={"formula": "davis", "A": 1200.0, "B": 15.0, "C": 2.5,
+                                 "starting": False})
+    prof = [(0.0, 0.0), (10e3, 0.0), (15e3, 25.0), (25e3, 25.0), (30e3, 0.0), (40e3, 0.0)]
+    elements = [{"length": b[0] - a[0], "grade": (b[1] - a[1]) / (b[0] - a[0]),
+                 "speed_limit": 20.0} for a, b in zip(prof[:-1], prof[1:], strict=True)]
+    marks = [10e3, 15e3, 25e3, 30e3, 35e3]
+    table = {"train": {"vehicles": [{"config": loco, "count": 4},
+                                    {"config": car, "count": 100}],
+                       "coupling": {"model": "spring_damper",
+                                    "params": {"stiffness": "50 MN/m",
+                                               "damping": "500 kN*s/m", "slack": "0 mm"}}},
+             "route": {"elements": elements,
+                       "points": [{"name": f"km{m / 1e3:g}", "position": m} for m in marks]},
+             "start": {"position": "100 m"},
+             "autodriver": {"mode": "hold_limit", "margin": 0.5},
+             "solver": {"control_step": "0.5 s"},
+             "stop": {"max_time": "3000 s", "at_position": "36 km"},
+             "output": {"sample_interval": 10.0}}
+    sc = scenario_from_table(table, Context("<test>", "scenario", CONFIGS))
+    r = Drive(sc).run()
+    crossed = {p["position_m"]: p["time_s"] for p in r.summary["points"]}
+
+    # the reference, from the numbers above only
+    masses = np.array([200e3] * 4 + [130e3] * 100)
+    lengths = np.array([22.0] * 4 + [15.0] * 100)
+    offsets = np.cumsum(lengths) - lengths / 2  # front of the train to each centre
+    m_eff = masses.sum() + 4 * 6 * 300 / 0.55**2 + 100 * 4 * 96 / 0.4785**2
+    davis = np.array([4 * 3000 + 100 * 1200, 4 * 40 + 100 * 15, 4 * 6 + 100 * 2.5])
+    px, pz = np.array(prof).T
+
+    def elevation(x):
+        return np.interp(x, px, pz)
+
+    def accel(front, v):
+        x = front - offsets
+        grade = (elevation(x + lengths / 2) - elevation(x - lengths / 2)) / lengths
+        gravity = -(masses * G * grade / np.sqrt(1 + grade**2)).sum()
+        traction = 4 * min(f_max, power / max(v, 1e-9))
+        a = (traction - davis @ [1.0, v, v * v] + gravity) / m_eff
+        return a if (v < 19.5 or a < 0.0) else min(a, 0.0)
+
+    front0 = 100.0 + 11.0
+    ref = solve_ivp(lambda t, s: [s[1], accel(s[0], s[1])], (0.0, 3000.0), [front0, 0.0],
+                    max_step=0.5, rtol=1e-8, atol=1e-8, dense_output=True,
+                    events=[lambda t, s, m=m: s[0] - m for m in marks])
+    expected = {m: float(ev[0]) for m, ev in zip(marks, ref.t_events, strict=True)}
+    for m in marks:
+        print(f"{m:.0f} m: {crossed[m]:.1f} s, reference {expected[m]:.1f} s")
+        assert crossed[m] == pytest.approx(expected[m], rel=0.01), m

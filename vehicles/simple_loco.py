@@ -102,7 +102,7 @@ class SimpleLoco(VehicleModel):
         self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
                            / self.num_axis)[:, None]
         sanding = self.key_down("sand")[:, None]
-        self.adhesion_factor[:] = np.where(sanding, p.sand_factor, 1.0)
+        self.adhesion_factor[:] = np.where(sanding, p.sand_factor[:, None], 1.0)
 
         pressure = self.state.main_reservoir
         self.compressor_on = np.where(pressure < p.cut_in, 1.0,

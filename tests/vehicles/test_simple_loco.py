@@ -148,3 +148,15 @@ def test_governor_keeps_the_main_reservoir_between_cut_in_and_cut_out(scenario_b
     # charge, (p_max - p)/tau * 1 s <= 0.25 MPa/60 = 4.2 kPa, or leak, p/tau_leak * 1 s
     assert p.min() >= 0.75e6 - 300.0 and p.max() <= 0.9e6 + 4.2e3
     assert on.min() == 0.0 and on.max() == 1.0  # it switched both ways
+
+
+def test_several_locomotives_of_one_type_sand_together(scenario_builder):
+    # SimpleLoco's sanding broadcast its per-vehicle factor across axles of every
+    # locomotive at once, which failed for more than one locomotive in a train
+    sc = scenario_builder([{"config": "vehicles/simple_loco.toml", "count": 3}],
+                          driver=[{"at_time": 0.0, "all_vehicles": True, "press": "sand"},
+                                  {"at_time": 0.0, "all_vehicles": True,
+                                   "set": {"traction_level": 1.0}}],
+                          stop={"max_time": 2.0})
+    r = Drive(sc).run()
+    assert r.summary["stop_reason"] == "max_time" and r.series["speed_mps"][-1] > 0.0
