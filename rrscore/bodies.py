@@ -107,7 +107,8 @@ class Bodies(Component):
         tr = self.train
         x, v = y[self.sx], y[self.sv]
         grade, curve = self.route.mean_grade_and_curve(x, tr.half_length)
-        loads.force += self.force_held + resistance.gravity_force(tr.weight, grade)
+        loads.gravity = resistance.gravity_force(tr.weight, grade)
+        loads.force += self.force_held + loads.gravity
         speed = np.abs(v)
         c2 = tr.c2
         aero = 1.0
@@ -128,7 +129,8 @@ class Bodies(Component):
         if self._use_air:
             # Signed, unlike the running resistance: relative to the air, so a tailwind
             # faster than the train pushes it, and wind acts on a standing vehicle too.
-            loads.force += resistance.air_force(v - self.wind, self._half_rho_cd_a * aero)
+            loads.air = resistance.air_force(v - self.wind, self._half_rho_cd_a * aero)
+            loads.force += loads.air
 
     def accelerate(self, y: np.ndarray, loads: Loads) -> None:
         """Accelerations from the summed forces, with the Coulomb rule, into ``loads``."""

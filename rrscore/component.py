@@ -36,7 +36,7 @@ class Loads:
     (``coupler_force``) for their own ``rates`` and signals.
     """
 
-    __slots__ = ("force", "resist", "accel", "coupler_force", "rail")
+    __slots__ = ("force", "resist", "accel", "coupler_force", "rail", "gravity", "air")
 
     def __init__(self, force: np.ndarray, resist: np.ndarray) -> None:
         self.force = force
@@ -44,6 +44,8 @@ class Loads:
         self.accel: np.ndarray | None = None
         self.coupler_force: np.ndarray | None = None
         self.rail: tuple[np.ndarray, np.ndarray] | None = None
+        self.gravity: np.ndarray | None = None  # gravity along the track, N
+        self.air: np.ndarray | None = None  # air force relative to the wind, N
 
 
 @dataclass

@@ -22,6 +22,7 @@ import numpy as np
 
 from .bodies import Bodies
 from .component import Component, EventBlock, Loads, Signal
+from .energy import EnergyAccount
 from .errors import RrsError, plugin_call, plugin_failure
 from .events import Event
 from .state import StateLayout
@@ -114,13 +115,15 @@ class TrainDynamics:
                                    on_modes_changed=self.refresh)
         self.couplings = train.couplings
         self.vehicle_states = VehicleStates(train, self.bodies)
-        # Forces are added in this order; the bodies come last and sum them up.
+        self.energy = EnergyAccount(train, self.bodies, self.wheelsets)
+        # Forces are added in this order; the bodies come last and sum them up. The
+        # energy account adds none: its rates are the work of the forces the others set.
         self.components: list[Component] = [self.couplings, self.wheelsets,
-                                            self.vehicle_states, self.bodies]
+                                            self.vehicle_states, self.bodies, self.energy]
         self.layout = StateLayout()
         self.bodies.declare(self.layout)
         self.wheelsets.declare(self.layout)
-        for c in (self.couplings, self.vehicle_states):
+        for c in (self.couplings, self.vehicle_states, self.energy):
             c.declare(self.layout)
         self.size = self.layout.size
         self.sx, self.sv = self.bodies.sx, self.bodies.sv
@@ -297,6 +300,9 @@ class TrainDynamics:
                              strict=True):
             for sl in slices.values():
                 lo[sl] = hi[sl] = b.model.index
+        for sl in self.energy.slices.values():
+            lo[sl] = hi[sl] = veh
+        lo[self.energy.coupler], hi[self.energy.coupler] = veh[:-1], veh[:-1] + 1
         # A coupling's entries reach one vehicle further than a body's: take lo - 2.
         order = np.argsort(lo, kind="stable")
         sorted_lo = lo[order]

@@ -103,6 +103,7 @@ class Run:
         self.max_speed = abs(float(y0[dyn.sv][0]))
         self.moved = False
         self.passages: dict[str, dict[str, Any]] = {}  # named points the front has passed
+        self.kinetic0 = dyn.energy.kinetic(y0)
         self.n_control = 0  # control times are n * control_step: no drift from summing
         self.next_control = 0.0
         self.k_sample = 0  # sample times are k * sample_interval
@@ -347,6 +348,22 @@ class Run:
                     row.append(float(values[s][j]))
         return row
 
+    def _energy(self, y: np.ndarray) -> dict[str, Any]:
+        """The energy account: train totals, the balance, and each vehicle's figures."""
+        e = self.dyn.energy
+        tot = e.totals(y)
+        kinetic = e.kinetic(y)
+        change = tot["kinetic"] - float(self.kinetic0.sum())
+        sources = (tot["drive"] - tot["brake"] - tot["resistance"] + tot["gravity"]
+                   + tot["air"] - tot["slip"] - tot["coupler"])
+        train = {f"{k}_J": v for k, v in tot.items() if k != "kinetic"}
+        train |= {"kinetic_change_J": change, "potential_change_J": -tot["gravity"],
+                  "balance_error_J": sources - change}
+        per_vehicle = {f"{f}_J": y[sl].tolist() for f, sl in e.slices.items()}
+        per_vehicle["kinetic_change_J"] = (kinetic - self.kinetic0).tolist()
+        return {"energy": train, "energy_per_vehicle": per_vehicle,
+                "energy_per_coupling_J": y[e.coupler].tolist()}
+
     def summary(self, wall: float) -> dict[str, Any]:
         """The figures of the run so far, for ``summary.json`` (``wall``: seconds taken)."""
         s, dyn, tr = self.solver, self.dyn, self.train
@@ -386,6 +403,7 @@ class Run:
             "couplings": mon.summary(),
             "points": [self.passages[n] for n in self.scenario.route.points
                        if n in self.passages],
+            **self._energy(y),
         }
         if self.error is not None:
             out["error"] = self.error

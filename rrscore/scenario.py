@@ -25,6 +25,7 @@ from .config import (
     validate,
 )
 from .driver import ACTION_SCHEMA, Action, check_actions
+from .energy import FLOWS
 from .pluginmanager import Registry, load_registry
 from .track import ROUTE_SCHEMA, Route
 from .train import TRAIN_SCHEMA, Train, resolve_train
@@ -104,7 +105,7 @@ SCENARIO_SCHEMA = {
 """The ``[scenario]`` table."""
 
 VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
-                   "max_slip_mps")
+                   "max_slip_mps", *(f"energy_{f}_J" for f in (*FLOWS, "kinetic")))
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +42,12 @@ def car_config(**vehicle: Any) -> dict[str, Any]:
 @pytest.fixture
 def scenario_builder():
     return make_scenario
+
+
+@functools.cache
+def shipped_drive(name: str):
+    """The whole drive of a shipped scenario (``configs/scenarios/NAME.toml``), run once per
+    test session: several tests check different things of the same long drives."""
+    from rrscore import Drive, load_scenario
+
+    return Drive(load_scenario(CONFIGS / "scenarios" / f"{name}.toml")).run()

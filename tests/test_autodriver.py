@@ -113,10 +113,13 @@ def test_a_train_without_a_traction_control_is_refused():
 
 
 def test_the_readme_demo_keeps_to_the_limits_and_stops_at_b():
+    from conftest import shipped_drive
+
     from rrscore.scenario import load_scenario
 
     sc = load_scenario(CONFIGS / "scenarios" / "freight_50.toml")
-    r, _, front, v = _drive(sc)
+    r = shipped_drive("freight_50")
+    front, v = r.series["front_m"], r.series["speed_mps"]
     limit = np.array([sc.route.speed_limit(x) for x in front])
     assert (v <= limit).all()
     assert r.summary["stop_reason"] == "standstill"

@@ -1,0 +1,63 @@
+"""The energy account against closed forms, and its balance on every shipped scenario."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import CONFIGS, G, car_config, make_scenario, shipped_drive
+
+from rrscore import Drive
+
+M, M_ROT = 92_500.0, 4 * 96.0 / 0.4785**2  # the default loaded car and its axles' J/r^2
+FREE = {"formula": "none", "starting": False}
+
+
+def test_a_braked_car_dissipates_its_kinetic_energy_in_the_brakes():
+    # a free car at 10 m/s with its hand brake on stops; the brakes take 1/2 (m + J/r^2) v^2
+    car = car_config(resistance=FREE)
+    sc = make_scenario([{"config": car}], start={"position": "1 km", "speed": 10.0},
+                       driver=[{"at_time": 0.0, "set": {"hand_brake": 1.0}}],
+                       stop={"max_time": 60.0, "standstill": True})
+    e = Drive(sc).run().summary["energy"]
+    assert e["brake_J"] == pytest.approx(0.5 * (M + M_ROT) * 100.0, rel=1e-6)
+    assert e["kinetic_change_J"] == pytest.approx(-0.5 * (M + M_ROT) * 100.0, rel=1e-9)
+    assert e["drive_J"] == e["resistance_J"] == e["gravity_J"] == 0.0
+
+
+def test_gravity_works_m_g_times_the_fall_and_the_train_balance_closes():
+    # two coupled free cars rolling 200 m down 10 per mille: gravity does m g h on each
+    # (sin(atan(i)) per metre run), the couplings give back what they took
+    car = car_config(resistance=FREE)
+    sc = make_scenario([{"config": car, "count": 2}],
+                       elements=[{"length": "5 km", "grade": "-10 permille"}],
+                       start={"position": "1 km", "speed": 2.0},
+                       stop={"max_distance": "200 m"}, output={"sample_interval": 1.0})
+    r = Drive(sc).run()
+    e, s = r.summary["energy"], r.summary
+    run = s["distance_m"]
+    assert e["gravity_J"] == pytest.approx(2 * M * G * run * 0.01 / math.sqrt(1.0001), rel=1e-4)
+    assert abs(e["balance_error_J"]) <= 1e-6 * e["gravity_J"]
+
+
+def test_energy_columns_are_cumulative_per_vehicle():
+    sc = make_scenario([{"config": "vehicles/simple_loco.toml"}],
+                       driver=[{"at_time": 0.0, "set": {"traction_level": 1.0}}],
+                       start={"position": "1 km"}, stop={"max_time": 20.0},
+                       output={"sample_interval": 1.0, "vehicles": [0],
+                               "vehicle_signals": ["energy_drive_J", "energy_kinetic_J"]})
+    r = Drive(sc).run()
+    drive = r.series["v0_energy_drive_J"]
+    assert drive[0] == 0.0 and (np.diff(drive) > 0).all()
+    assert drive[-1] == pytest.approx(r.summary["energy_per_vehicle"]["drive_J"][0])
+
+
+@pytest.mark.parametrize("path", sorted((CONFIGS / "scenarios").glob("*.toml")),
+                         ids=lambda p: p.stem)
+def test_energy_balance_closes_on_every_shipped_scenario(path):
+    # energy in less energy out equals the change of kinetic energy, within 0.1 % of the
+    # largest flow (in practice to 1e-6: the flows are integrated with the motion)
+    e = shipped_drive(path.stem).summary["energy"]
+    flows = [abs(v) for k, v in e.items() if k not in ("balance_error_J",)]
+    assert abs(e["balance_error_J"]) <= 1e-3 * max(flows)
