@@ -39,6 +39,7 @@ ENTRY_POINT_GROUP = "rrscore"
 DEFAULT_PLUGINS = (
     "rrscore.vehicles.simple_loco",
     "rrscore.vehicles.freight_car",
+    "rrscore.vehicles.level_loco",
     "rrscore.plugins.couplers",
     "rrscore.solvers",
     "rrscore.outputs.timeseries",

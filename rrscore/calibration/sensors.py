@@ -1,0 +1,379 @@
+"""Sensors along a route and their logs: when the train's front passed each sensor, which
+speed-level commands were given, and where the train came to rest.
+
+A sensor log is one CSV file with the columns ``run, kind, sensor, time_s, level,
+position_m``; each row is one of
+
+* ``hit``: the front of the train passed ``sensor`` at ``time_s``;
+* ``command``: speed level ``level`` was commanded at ``time_s``, at ``sensor``
+  if it was given as that sensor fired (leave ``sensor`` empty otherwise), or at
+  ``position_m`` (a start from standstill at a known place);
+* ``stop``: the train came to rest at ``time_s`` with its front at ``position_m``
+  (measured by hand on a real line).
+
+Runs are the repeats of an experiment; a run id is any text. Positions are metres
+along the route, times seconds from any origin of each run.
+
+Synthetic logs come from simulated drives (:func:`synthetic_log`): the front's
+crossing of each sensor is interpolated on the time series (cubic Hermite, on
+position and speed), and timing noise and missed hits are added with a seeded
+random generator.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from scipy.interpolate import CubicHermiteSpline
+
+from ..config import Context, Include, include, load_toml
+from ..errors import RrsError
+from ..track import ROUTE_SCHEMA
+
+COLUMNS = ("run", "kind", "sensor", "time_s", "level", "position_m")
+KINDS = ("hit", "command", "stop")
+
+
+class LogError(RrsError):
+    """A sensor log or sensor layout that cannot be used; names the file and the line."""
+
+
+@dataclass(frozen=True)
+class SensorLayout:
+    """Named sensors at positions along a route (m), in the order of increasing position."""
+
+    names: tuple[str, ...]
+    positions: tuple[float, ...]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        order = np.argsort(self.positions, kind="stable")
+        object.__setattr__(self, "names", tuple(self.names[i] for i in order))
+        object.__setattr__(self, "positions", tuple(float(self.positions[i]) for i in order))
+
+    def position(self, name: str) -> float:
+        """Position of sensor ``name``; KeyError if there is none."""
+        return self.positions[self.names.index(name)]
+
+    def index(self, name: str) -> int:
+        """Index of sensor ``name`` along the route; KeyError if there is none."""
+        try:
+            return self.names.index(name)
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def load_layout(path: str | Path, pattern: str = "*") -> SensorLayout:
+    """The sensors of a route: its named points whose names match ``pattern`` (fnmatch).
+
+    ``path`` is a route file, a scenario file (its route) or a drive's output
+    directory (the route in its ``scenario.resolved.toml``).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "scenario.resolved.toml"
+    data = load_toml(p, "route")
+    ctx = Context(str(p), "", p.resolve().parent)
+    spec = Include(ROUTE_SCHEMA, what="route", file_key="route")
+    if "route" in data:
+        route = include(str(p.resolve()), spec, ctx)
+    elif isinstance(data.get("scenario"), dict) and "route" in data["scenario"]:
+        route = include(data["scenario"]["route"], spec, ctx.child("scenario").child("route"))
+    else:
+        raise LogError(f"{path}: found neither [route] nor [scenario] with a route, expected "
+                       "a route file, a scenario file or a drive's output directory")
+    points = [(pt["name"], pt["position"]) for pt in route["points"]
+              if fnmatch.fnmatchcase(pt["name"], pattern)]
+    if len(points) < 2:
+        raise LogError(f"{path}: found {len(points)} route points matching {pattern!r}, "
+                       "expected at least two sensors")
+    return SensorLayout(tuple(n for n, _ in points), tuple(x for _, x in points), str(path))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """The front of the train passed ``sensor`` at ``time`` (s) in run ``run``."""
+
+    run: str
+    sensor: str
+    time: float
+
+
+@dataclass(frozen=True)
+class Command:
+    """Speed level ``level`` commanded at ``time``, at ``sensor`` or at ``position`` (m)."""
+
+    run: str
+    time: float
+    level: int
+    sensor: str | None = None
+    position: float | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    """The train came to rest at ``time`` with its front at ``position`` (m)."""
+
+    run: str
+    time: float
+    position: float
+
+
+@dataclass
+class SensorLog:
+    """The rows of a sensor log, by kind; ``source`` names the file it came from."""
+
+    hits: list[Hit] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+    stops: list[Stop] = field(default_factory=list)
+    source: str = "<log>"
+
+    @property
+    def runs(self) -> list[str]:
+        """Run ids in the order they first appear."""
+        seen = dict.fromkeys(r.run for r in (*self.hits, *self.commands, *self.stops))
+        return list(seen)
+
+    def of_run(self, run: str) -> tuple[list[Hit], list[Command], list[Stop]]:
+        """The hits, commands and stops of one run, each in time order."""
+        def pick(rows):
+            return sorted((r for r in rows if r.run == run), key=lambda r: r.time)
+        return pick(self.hits), pick(self.commands), pick(self.stops)
+
+    def write(self, path: str | Path) -> None:
+        """Write the log as CSV (:data:`COLUMNS`)."""
+        rows = [(h.run, "hit", h.sensor, h.time, "", "") for h in self.hits]
+        rows += [(c.run, "command", c.sensor or "", c.time, c.level,
+                  "" if c.position is None else c.position) for c in self.commands]
+        rows += [(s.run, "stop", "", s.time, "", s.position) for s in self.stops]
+        runs = {r: i for i, r in enumerate(self.runs)}
+        rows.sort(key=lambda r: (runs[r[0]], r[3]))
+        with Path(path).open("w", newline="", encoding="utf-8") as fh:
+            out = csv.writer(fh)
+            out.writerow(COLUMNS)
+            for row in rows:
+                out.writerow([f"{v:.6f}" if isinstance(v, float) else v for v in row])
+
+
+def _number(text: str, what: str, where: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise LogError(f"{where}: {what}: found {text!r}, expected a number") from None
+    if not math.isfinite(value):
+        raise LogError(f"{where}: {what}: found {text!r}, expected a finite number")
+    return value
+
+
+def read_log(path: str | Path, layout: SensorLayout | None = None) -> SensorLog:
+    """Read a sensor log CSV; with ``layout``, every sensor it names must be in it.
+
+    A :class:`LogError` names the file, the line and what was wrong.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise LogError(f"{path}: sensor log not found")
+    log = SensorLog(source=str(path))
+    with p.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in ("run", "kind", "time_s") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise LogError(f"{path}: line 1: found columns {reader.fieldnames}, expected "
+                           f"{', '.join(COLUMNS)} (missing {', '.join(missing)})")
+        for row in reader:
+            where = f"{path}: line {reader.line_num}"
+            run, kind = (row.get("run") or "").strip(), (row.get("kind") or "").strip()
+            sensor = (row.get("sensor") or "").strip() or None
+            if not run:
+                raise LogError(f"{where}: run: empty, expected a run id")
+            if kind not in KINDS:
+                raise LogError(f"{where}: kind: found {kind!r}, expected one of "
+                               + ", ".join(KINDS))
+            t = _number(row.get("time_s") or "", "time_s", where)
+            if sensor is not None and layout is not None and sensor not in layout:
+                raise LogError(f"{where}: sensor: found {sensor!r}, expected a sensor of "
+                               f"{layout.source or 'the layout'}: {', '.join(layout.names)}")
+            pos_text = (row.get("position_m") or "").strip()
+            position = _number(pos_text, "position_m", where) if pos_text else None
+            if kind == "hit":
+                if sensor is None:
+                    raise LogError(f"{where}: sensor: empty, expected the sensor that fired")
+                log.hits.append(Hit(run, sensor, t))
+            elif kind == "command":
+                level = _number((row.get("level") or "").strip(), "level", where)
+                if level < 0 or level != int(level):
+                    raise LogError(f"{where}: level: found {row.get('level')!r}, expected a "
+                                   "whole number >= 0")
+                log.commands.append(Command(run, t, int(level), sensor, position))
+            else:
+                if position is None:
+                    raise LogError(f"{where}: position_m: empty, expected where the train "
+                                   "came to rest")
+                log.stops.append(Stop(run, t, position))
+    return log
+
+
+@dataclass
+class RecordedDrive:
+    """What a synthetic log needs of a simulated drive: the front's position and speed over
+    time, and the level commands (time, level) with where they were given."""
+
+    time: np.ndarray
+    front: np.ndarray
+    speed: np.ndarray
+    commands: list[tuple[float, int]]
+    name: str = "run"
+
+    @classmethod
+    def from_dir(cls, run_dir: str | Path, control: str = "level") -> RecordedDrive:
+        """Read ``timeseries.csv`` and the driver events of ``events.csv`` of a drive."""
+        d = Path(run_dir)
+        ts = d / "timeseries.csv"
+        if not ts.is_file():
+            raise LogError(f"{run_dir}: no timeseries.csv, expected a drive's output directory")
+        series = _read_columns(ts, ("time_s", "front_m", "speed_mps"))
+        commands = []
+        pattern = re.compile(rf"(?:^|[ :,]){re.escape(control)}=([-+0-9.eE]+)")
+        events = d / "events.csv"
+        if events.is_file():
+            with events.open(newline="", encoding="utf-8") as fh:
+                for row in csv.DictReader(fh):
+                    if row.get("event") != "driver":
+                        continue
+                    m = pattern.search(row.get("detail") or "")
+                    if m:
+                        commands.append((float(row["time_s"]), int(round(float(m.group(1))))))
+        return cls(series["time_s"], series["front_m"], series["speed_mps"], commands, d.name)
+
+
+def _read_columns(path: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, [])
+        missing = [n for n in names if n not in header]
+        if missing:
+            raise LogError(f"{path}: line 1: missing columns {', '.join(missing)}")
+        idx = [header.index(n) for n in names]
+        try:
+            rows = [[float(r[i]) for i in idx] for r in reader if r]
+        except (ValueError, IndexError):
+            raise LogError(f"{path}: line {reader.line_num}: expected numbers in columns "
+                           f"{', '.join(names)}") from None
+    data = np.array(rows, dtype=float).reshape(-1, len(names))
+    return {n: data[:, i] for i, n in enumerate(names)}
+
+
+def crossings(drive: RecordedDrive, layout: SensorLayout) -> list[tuple[str, float]]:
+    """Times at which the front first passed each sensor (moving forward), in time order.
+
+    The position between samples is the cubic Hermite curve through the sampled
+    positions with the sampled speeds as slopes, so the crossing is accurate to
+    the fourth order in the sample interval.
+    """
+    t, x, v = drive.time, drive.front, drive.speed
+    keep = np.concatenate([[True], np.diff(t) > 0])  # a repeated final row
+    t, x, v = t[keep], x[keep], v[keep]
+    curve = CubicHermiteSpline(t, x, v)
+    out = []
+    for name, pos in zip(layout.names, layout.positions, strict=True):
+        after = np.nonzero((x[:-1] < pos) & (x[1:] >= pos))[0]
+        if after.size == 0:
+            continue
+        k = int(after[0])
+        roots = [r for r in curve.solve(pos, extrapolate=False) if t[k] - 1e-9 <= r <= t[k + 1]]
+        out.append((name, float(roots[0]) if roots else float(np.interp(pos, x[k:k + 2],
+                                                                          t[k:k + 2]))))
+    out.sort(key=lambda nt: nt[1])
+    return out
+
+
+def _rest(drive: RecordedDrive, after: float, speed: float = 0.01) -> tuple[float, float] | None:
+    """(time, front position) when the train came to rest after ``after``: at the first
+    sample below ``speed``, extended to zero speed on the line through the last two
+    samples (braking at a steady force), which also covers a drive that ended as the
+    train fell below its standstill speed."""
+    idx = np.nonzero((drive.time > after) & (np.abs(drive.speed) <= speed))[0]
+    if idx.size == 0:
+        return None
+    k = int(idx[0])
+    t, x, v = float(drive.time[k]), float(drive.front[k]), float(drive.speed[k])
+    if k > 0 and v > 0 and drive.speed[k - 1] > v:
+        decel = (drive.speed[k - 1] - v) / (t - drive.time[k - 1])
+        return t + v / decel, x + v * v / (2.0 * decel)
+    if k > 0 and v == 0 and drive.speed[k - 1] > 0 and k > 1 and \
+            drive.speed[k - 2] > drive.speed[k - 1]:
+        t0, t1 = drive.time[k - 2], drive.time[k - 1]
+        v0, v1 = drive.speed[k - 2], drive.speed[k - 1]
+        return float(min(t1 + v1 * (t1 - t0) / (v0 - v1), t)), x
+    return t, x
+
+
+def synthetic_log(drives: Iterable[RecordedDrive], layout: SensorLayout, repeats: int = 1,
+                  noise: float = 0.0, miss: float = 0.0, seed: int | None = 0,
+                  command_window: float = 2.0) -> SensorLog:
+    """A sensor log of simulated drives, each repeated ``repeats`` times with independent
+    timing noise (normal, standard deviation ``noise`` s, on every time) and hits missed
+    with probability ``miss``.
+
+    A command is logged "at a sensor" when the front passed that sensor less than
+    ``command_window`` metres before the command took effect (a driver action at a
+    point acts at the next control step); otherwise at the front's position.
+    Commands and stops are never missed.
+    """
+    rng = np.random.default_rng(seed)
+    log = SensorLog(source="synthetic")
+    for d_index, drive in enumerate(drives):
+        hits = crossings(drive, layout)
+        sensor_pos = dict(zip(layout.names, layout.positions, strict=True))
+        commands = []
+        for t, level in drive.commands:
+            front = float(np.interp(t, drive.time, drive.front))
+            near = [(n, th) for n, th in hits
+                    if 0 <= front - sensor_pos[n] < command_window and th <= t + 1e-9]
+            if near:
+                commands.append((near[-1][1], level, near[-1][0], None))
+            else:
+                commands.append((t, level, None, front))
+        stops = []
+        for t, level in drive.commands:
+            if level == 0:
+                rest = _rest(drive, t)
+                if rest is not None:
+                    stops.append(rest)
+        for r in range(repeats):
+            run = f"{drive.name}#{r + 1}" if repeats > 1 else drive.name
+            if d_index and run in log.runs:
+                run = f"{run}@{d_index}"
+            def jitter(t):
+                return float(t + (rng.normal(0.0, noise) if noise > 0 else 0.0))
+            for name, t in hits:
+                if miss > 0 and rng.random() < miss:
+                    continue
+                log.hits.append(Hit(run, name, jitter(t)))
+            # a command given as a sensor fires carries that sensor's (noisy) time
+            stamped = {name: h.time for h in log.hits if h.run == run for name in [h.sensor]}
+            for t, level, sensor, position in commands:
+                time = stamped.get(sensor, jitter(t)) if sensor else jitter(t)
+                log.commands.append(Command(run, time, level, sensor, position))
+            for t, position in stops:
+                log.stops.append(Stop(run, jitter(t), position))
+    return log
+
+
+def log_summary(log: SensorLog) -> str:
+    """One line: how many runs, hits, commands and stops a log holds."""
+    return (f"{len(log.runs)} runs, {len(log.hits)} sensor hits, {len(log.commands)} "
+            f"commands, {len(log.stops)} stops")
