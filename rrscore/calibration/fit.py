@@ -1,0 +1,244 @@
+"""Fitting a scenario's parameters to a recorded drive by least squares over simulated
+drives.
+
+The parameters are key paths of the ``[scenario]`` table, as
+:meth:`~rrscore.scenario.Scenario.with_values` takes them
+(``train.vehicles[0].config.vehicle.resistance.A``,
+``train.vehicles[0].config.params.F_max``). Each trial builds a new scenario with
+the trial values, which is checked like a file, and runs it to the end of the
+record. The data is either a time series (``timeseries.csv`` of a drive, or any
+CSV with ``time_s`` and ``speed_mps``): the residuals are the simulated minus
+the recorded speed at the recorded times; or a sensor log: the residuals are the
+simulated minus the logged passing times of every hit of every run.
+
+The solver is ``scipy.optimize.least_squares`` (trust region reflective) on the
+parameters scaled by their starting values, with a forward-difference Jacobian.
+The standard errors are those of the linearised problem at the solution,
+``sqrt(diag(s^2 (J^T J)^-1))`` with ``s^2`` the residual variance.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ..errors import RrsError
+from ..scenario import Scenario
+from ..simulation import Drive
+from .sensors import LogError, RecordedDrive, SensorLayout, crossings, read_log
+
+
+@dataclass
+class Record:
+    """What a fit is fitted to: a speed time series (``times``, ``speed``) or sensor hits
+    (``times`` with the ``sensors`` that fired)."""
+
+    kind: str  # "series" or "sensors"
+    times: np.ndarray
+    speed: np.ndarray | None = None
+    sensors: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def end(self) -> float:
+        """The last recorded time, s."""
+        return float(np.max(self.times))
+
+
+def load_record(path: str | Path) -> Record:
+    """A drive's output directory, a CSV time series (``time_s``, ``speed_mps``) or a
+    sensor log (:mod:`rrscore.calibration.sensors`)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "timeseries.csv"
+    if not p.is_file():
+        raise LogError(f"{path}: not found, expected a drive's output directory, a time "
+                       "series CSV or a sensor log")
+    with p.open(newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), [])
+    if "kind" in header:
+        log = read_log(p)
+        hits = sorted(log.hits, key=lambda h: (h.run, h.time))
+        if not hits:
+            raise LogError(f"{p}: no sensor hits to fit to")
+        return Record("sensors", np.array([h.time for h in hits]), None,
+                      tuple(h.sensor for h in hits), str(p))
+    if "time_s" not in header or "speed_mps" not in header:
+        raise LogError(f"{p}: line 1: found columns {header}, expected time_s and speed_mps "
+                       "(a time series) or a sensor log")
+    rows = []
+    with p.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        for row in reader:
+            try:
+                rows.append((float(row["time_s"]), float(row["speed_mps"])))
+            except (TypeError, ValueError):
+                raise LogError(f"{p}: line {reader.line_num}: expected numbers in time_s and "
+                               "speed_mps") from None
+    data = np.array(rows, dtype=float).reshape(-1, 2)
+    return Record("series", data[:, 0], data[:, 1], (), str(p))
+
+
+def get_value(scenario: Scenario, path: str) -> float:
+    """The number at key path ``path`` of the scenario's resolved config (SI)."""
+    node: Any = scenario.config
+    for part in path.replace("]", "").replace("[", ".").split("."):
+        try:
+            node = node[int(part)] if part.isdigit() else node[part]
+        except (KeyError, IndexError, TypeError):
+            raise RrsError(f"{scenario.file or 'scenario'}: {path}: no such key in the "
+                           "scenario (give key paths of the [scenario] table, as in "
+                           "scenario.resolved.toml, e.g. "
+                           "train.vehicles[0].config.params.F_max)") from None
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise RrsError(f"{scenario.file or 'scenario'}: {path}: found {node!r}, expected a "
+                       "number to fit")
+    return float(node)
+
+
+def with_params(scenario: Scenario, names: list[str], values: np.ndarray,
+                end: float | None = None) -> Scenario:
+    """A new scenario with the parameters set (and to stop at ``end`` s, if given)."""
+    changes: dict[str, Any] = dict(zip(names, (float(v) for v in values), strict=True))
+    if end is not None:
+        changes["stop.max_time"] = end
+    try:
+        return scenario.with_values(changes)
+    except KeyError as exc:
+        raise RrsError(f"{scenario.file or 'scenario'}: {exc.args[0]}") from None
+
+
+def simulate(scenario: Scenario, record: Record, names: list[str],
+             values: np.ndarray) -> np.ndarray:
+    """What the scenario with these parameter values gives at the record's points:
+    speeds at its times, or passing times of its sensors."""
+    end = record.end + (0.0 if record.kind == "series" else 600.0)
+    result = Drive(with_params(scenario, names, values, end)).run()
+    s = result.series
+    if record.kind == "series":
+        return np.interp(record.times, s["time_s"], s["speed_mps"])
+    layout = SensorLayout(tuple(scenario.route.points), tuple(scenario.route.points.values()))
+    drive = RecordedDrive(s["time_s"], s["front_m"], s["speed_mps"], [])
+    passed = dict(crossings(drive, layout))
+    return np.array([passed.get(n, np.nan) for n in record.sensors])
+
+
+@dataclass
+class FitResult:
+    """A fit: the parameter ``names``, ``initial`` and fitted ``values`` (SI), their
+    ``std_errors``, the ``residuals`` at the solution and how the solver ended."""
+
+    names: list[str]
+    initial: np.ndarray
+    values: np.ndarray
+    std_errors: np.ndarray
+    residuals: np.ndarray
+    kind: str
+    nfev: int
+    success: bool
+    message: str
+    scenario: Scenario | None = field(default=None, repr=False)
+
+    @property
+    def rms(self) -> float:
+        """Root mean square of the residuals (m/s for a series, s for sensor times)."""
+        return float(np.sqrt(np.mean(self.residuals ** 2)))
+
+    def summary(self) -> dict[str, Any]:
+        """The fit as JSON-ready data."""
+        unit = "m/s" if self.kind == "series" else "s"
+        return {
+            "parameters": [{"key": n, "initial": float(i), "fitted": float(v),
+                            "std_error": float(e),
+                            "relative_std_error": float(e / abs(v)) if v else math.inf}
+                           for n, i, v, e in zip(self.names, self.initial, self.values,
+                                                 self.std_errors, strict=True)],
+            "residuals": {"kind": self.kind, "unit": unit, "count": int(self.residuals.size),
+                          "rms": self.rms, "max_abs": float(np.max(np.abs(self.residuals)))},
+            "solver": {"evaluations": self.nfev, "success": self.success,
+                       "message": self.message},
+        }
+
+
+def fit(scenario: Scenario, record: Record, names: list[str],
+        initial: list[float] | None = None, diff_step: float = 1e-4,
+        max_evaluations: int = 200) -> FitResult:
+    """Fit the parameters ``names`` of ``scenario`` to ``record`` (see the module doc),
+    starting from the scenario's own values or ``initial``."""
+    if not names:
+        raise RrsError("no parameters to fit: give key paths with --params")
+    x0 = np.array(initial if initial is not None else [get_value(scenario, n) for n in names],
+                  dtype=float)
+    scale = np.where(x0 != 0, np.abs(x0), 1.0)
+
+    def residuals(z: np.ndarray) -> np.ndarray:
+        r = simulate(scenario, record, names, z * scale) - (
+            record.speed if record.kind == "series" else record.times)
+        # a sensor the simulated train never reached: a large, smooth penalty
+        return np.where(np.isfinite(r), r, 1e3)
+
+    sol = least_squares(residuals, x0 / scale, diff_step=diff_step, method="trf",
+                        max_nfev=max_evaluations, x_scale=1.0)
+    values = sol.x * scale
+    m, n = sol.fun.size, len(names)
+    jac = sol.jac
+    dof = max(m - n, 1)
+    s2 = 2.0 * sol.cost / dof
+    try:
+        cov = np.linalg.inv(jac.T @ jac) * s2
+        errors = np.sqrt(np.clip(np.diag(cov), 0.0, None)) * scale
+    except np.linalg.LinAlgError:
+        errors = np.full(n, np.inf)
+    fitted = with_params(scenario, names, values)
+    return FitResult(list(names), x0, values, errors, sol.fun, record.kind, int(sol.nfev),
+                     bool(sol.success), str(sol.message), fitted)
+
+
+def write_fit(result: FitResult, record: Record, out: str | Path) -> list[Path]:
+    """Write ``fit.json``, the fitted scenario (``scenario.fitted.toml``, runnable with
+    ``rrs drive``) and ``fit.png`` (record against fitted simulation, and residuals)."""
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    files = [d / "fit.json", d / "scenario.fitted.toml", d / "fit.png"]
+    files[0].write_text(json.dumps({"data": record.source, **result.summary()}, indent=2)
+                        + "\n", encoding="utf-8")
+    result.scenario.write_resolved(files[1])
+    _plot(result, record, files[2])
+    return files
+
+
+def _plot(result: FitResult, record: Record, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    if record.kind == "series":
+        top.plot(record.times, record.speed, ".", ms=3, label="recorded")
+        top.plot(record.times, record.speed + result.residuals, "-", label="fitted model")
+        top.set_ylabel("speed, m/s")
+        bottom.set_ylabel("residual, m/s")
+    else:
+        layout_pos = result.scenario.route.points
+        x = [layout_pos[s] for s in record.sensors]
+        top.plot(record.times, x, ".", ms=4, label="sensor hits")
+        top.plot(record.times + result.residuals, x, "x", ms=4, label="fitted model")
+        top.set_ylabel("position, m")
+        bottom.set_ylabel("residual, s")
+    bottom.plot(record.times, result.residuals, ".", ms=3)
+    bottom.axhline(0.0, color="0.5", lw=0.8)
+    bottom.set_xlabel("time, s")
+    top.legend()
+    top.set_title("fit: " + ", ".join(n.rsplit(".", 1)[-1] for n in result.names))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
