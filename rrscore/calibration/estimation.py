@@ -139,19 +139,27 @@ def run_segments(run: str, hits, layout: SensorLayout,
     """The good hits of one run (in time order) and the segments between neighbouring
     sensors among them; drops spurious hits (a sensor firing twice, or behind the train)
     and skips gaps (missed hits), reporting each."""
-    good = []
-    seen: set[str] = set()
-    for h in hits:
-        if h.sensor in seen:
-            findings.append(Finding(run, f"sensor {h.sensor} fired again at {h.time:.3f} s; "
-                                         "the later hit is dropped"))
-            continue
-        if good and layout.index(h.sensor) <= layout.index(good[-1].sensor):
-            findings.append(Finding(run, f"sensor {h.sensor} at {h.time:.3f} s is out of order "
-                                         f"(after {good[-1].sensor}); the hit is dropped"))
-            continue
-        seen.add(h.sensor)
-        good.append(h)
+    # the hits that are real are the longest run of sensors in route order (a spurious
+    # hit, a sensor firing twice or out of turn, breaks the order); ties keep early hits
+    idx = [layout.index(h.sensor) for h in hits]
+    best, prev = [1] * len(hits), [-1] * len(hits)
+    for i in range(len(hits)):
+        for j in range(i):
+            if idx[j] < idx[i] and best[j] + 1 > best[i]:
+                best[i], prev[i] = best[j] + 1, j
+    keep: set[int] = set()
+    i = max(range(len(hits)), key=lambda k: (best[k], -k)) if hits else -1
+    while i >= 0:
+        keep.add(i)
+        i = prev[i]
+    good = [h for k, h in enumerate(hits) if k in keep]
+    fired = {h.sensor for h in good}
+    for k, h in enumerate(hits):
+        if k not in keep:
+            what = ("fired again" if h.sensor in fired
+                    else "fired out of order with the other sensors")
+            findings.append(Finding(run, f"sensor {h.sensor} {what} at {h.time:.3f} s; "
+                                         "that hit is dropped"))
     segments = []
     for h0, h1 in zip(good, good[1:], strict=False):
         i0, i1 = layout.index(h0.sensor), layout.index(h1.sensor)

@@ -1,0 +1,103 @@
+"""Estimates from sensor logs of a drive with known constant accelerations (LevelLoco on
+level track without resistance: configs/scenarios/calibration_levels.toml)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rrscore.calibration.estimation import calibrate, estimate
+from rrscore.calibration.kinematics import stopping
+from rrscore.calibration.sensors import Hit, RecordedDrive, load_layout, synthetic_log
+
+from .conftest import ACCELERATION, DECELERATION, SPEED_STEP
+
+#: the level changes of the drive (from, to) and whether each finished before the next
+#: sensor, 250 m on: by hand from the speeds, rates and distances (see the scenario)
+CHANGES = {(4, 6): True, (6, 10): False, (10, 3): False, (3, 8): False, (8, 5): True}
+
+
+@pytest.fixture(scope="module")
+def noisy(levels_run):
+    """10 repeats of the drive with 5 ms timing noise, and its calibration."""
+    layout = load_layout(levels_run)
+    log = synthetic_log([RecordedDrive.from_dir(levels_run)], layout, repeats=10,
+                        noise=0.005, seed=12)
+    return layout, log, calibrate(log, layout)
+
+
+def test_velocities_within_1_percent(noisy):
+    *_, cal = noisy
+    assert sorted(cal.velocity) == [3, 4, 5, 6, 8, 10]
+    for level, est in cal.velocity.items():
+        assert est.n == 10
+        assert est.mean == pytest.approx(level * SPEED_STEP, rel=0.01)
+        assert est.std < 0.001 * est.mean  # 5 ms on segments of 12 s and more
+
+
+def test_accelerations_within_3_percent_in_both_cases(noisy):
+    *_, cal = noisy
+    assert set(cal.acceleration) == set(CHANGES)
+    for (a, b), est in cal.acceleration.items():
+        expected = ACCELERATION if b > a else -DECELERATION
+        assert est.mean == pytest.approx(expected, rel=0.03)
+        assert cal.finished[(a, b)] is CHANGES[(a, b)]
+        assert est.n >= 9
+    # the start from rest at 110 m to level 4: 8 m/s after 26.7 s and 107 m, before S01
+    assert cal.start[4].mean == pytest.approx(ACCELERATION, rel=0.03)
+    assert cal.finished[(0, 4)]
+
+
+def test_stop_distance_and_time_within_3_percent(noisy):
+    *_, cal = noisy
+    distance, time = stopping(5 * SPEED_STEP, DECELERATION)  # 100 m, 20 s
+    assert cal.stop_distance[5].mean == pytest.approx(distance, rel=0.03)
+    assert cal.stop_time[5].mean == pytest.approx(time, rel=0.03)
+    assert cal.stop_distance[5].n == 10
+
+
+def _replace_run(log, run, hits):
+    others = [h for h in log.hits if h.run != run]
+    return dataclasses.replace(log, hits=others + hits)
+
+
+def test_a_missed_hit_is_flagged_and_the_estimates_stay(noisy):
+    layout, log, cal = noisy
+    run = log.runs[3]
+    hits = [h for h in log.hits if h.run == run and h.sensor != "S08"]
+    broken = _replace_run(log, run, hits)
+    got = calibrate(broken, layout)
+    flagged = [str(f) for f in got.findings if f.run == run]
+    assert any("missed hit at S08" in f for f in flagged), got.findings
+    # level 10 is steady from S08 on: that run's velocity comes from S09..S10 only
+    for level, est in cal.velocity.items():
+        assert got.velocity[level].mean == pytest.approx(est.mean, rel=2e-4)
+        assert got.velocity[level].mean == pytest.approx(level * SPEED_STEP, rel=0.01)
+    for key, est in cal.acceleration.items():
+        assert got.acceleration[key].mean == pytest.approx(est.mean, rel=2e-3)
+
+
+def test_spurious_hits_are_dropped_and_reported(noisy):
+    layout, log, cal = noisy
+    run = log.runs[0]
+    hits = [h for h in log.hits if h.run == run]
+    s12 = next(h for h in hits if h.sensor == "S12")
+    s08 = next(h for h in hits if h.sensor == "S08")
+    # S12 fires twice; S25, far ahead, fires while the train is near S08
+    extra = [Hit(run, "S12", s12.time + 3.0), Hit(run, "S25", s08.time + 1.0)]
+    got = calibrate(_replace_run(log, run, hits + extra), layout)
+    text = " | ".join(str(f) for f in got.findings)
+    assert "sensor S12 fired again" in text
+    assert "sensor S25 fired out of order" in text
+    for level, est in cal.velocity.items():
+        assert got.velocity[level].mean == pytest.approx(est.mean, rel=1e-12)
+
+
+def test_a_wild_value_is_left_out_of_its_estimate():
+    values = [("r1", 1.0), ("r2", 1.001), ("r3", 0.999), ("r4", 1.0005), ("r5", 1.5)]
+    findings = []
+    est = estimate(values, "velocity of level 1", findings)
+    assert est.n == 4 and est.mean == pytest.approx(1.000125)
+    assert est.excluded == (("r5", 1.5),)
+    assert "run r5: velocity of level 1: 1.5 is an outlier" in str(findings[0])
