@@ -1,4 +1,5 @@
-"""The ``rrs`` command: ``drive``, ``validate`` and ``plugins``."""
+"""The ``rrs`` command: ``drive``, ``validate``, ``plugins``, ..., and the calibration
+commands ``sensors``, ``calibrate``, ``predict-stop`` and ``fit``."""
 
 from __future__ import annotations
 
@@ -140,6 +141,106 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sensors(args: argparse.Namespace) -> int:
+    from .calibration.sensors import RecordedDrive, load_layout, log_summary, synthetic_log
+
+    layout = load_layout(args.route or args.runs[0], args.sensors)
+    drives = [RecordedDrive.from_dir(d, args.control) for d in args.runs]
+    log = synthetic_log(drives, layout, args.repeats, args.noise, args.miss, args.seed)
+    log.write(args.out)
+    print(f"{args.out}: {log_summary(log)} ({len(layout)} sensors from {layout.source})")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .calibration.estimation import calibrate
+    from .calibration.model import KinematicModel
+    from .calibration.plots import plot_calibration
+    from .calibration.sensors import load_layout, read_log
+
+    layout = load_layout(args.route, args.sensors)
+    log = read_log(args.log, layout)
+    cal = calibrate(log, layout)
+    if not cal.velocity:
+        raise RrsError(f"{args.log}: no steady velocity of any level could be measured "
+                       "(each level needs two neighbouring sensor hits after its change)")
+    model = KinematicModel.from_calibration(cal, str(args.log))
+    model.write(args.out)
+    plot = Path(args.plot or Path(args.out).with_suffix(".png"))
+    plot_calibration(cal, model, layout, plot)
+    for lv, m in sorted(model.levels.items()):
+        stop = (f"stop {m.stop_distance:8.2f} m {m.stop_time:6.2f} s"
+                f" ({'measured' if m.stop_measured else 'model'})")
+        print(f"level {lv:3d}: {m.velocity:8.4f} +- {m.velocity_std:.4f} m/s "
+              f"(n {m.velocity_n}), {stop}")
+    for c in sorted(model.changes.values(), key=lambda c: (c.start, c.end)):
+        print(f"change {c.start:3d} -> {c.end:3d}: {c.acceleration:+.4f} +- {c.std:.4f} m/s^2 "
+              f"(n {c.n}, {'finished' if c.finished else 'unfinished'} at the next sensor)")
+    for f in cal.findings:
+        print(f"flagged: {f}")
+    print(f"model in {args.out}, plot in {plot}")
+    return 0
+
+
+def _length(text: str, what: str, layout=None) -> float:
+    from .units import parse_quantity
+
+    if layout is not None and text in layout:
+        return layout.position(text)
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return float(parse_quantity(text, "m"))
+    except ValueError:
+        raise RrsError(f"{what}: found {text!r}, expected a position in metres (5300 or "
+                       "'5.3 km')" + (" or a point of the route" if layout is not None else "")
+                       ) from None
+
+
+def _predict_stop(args: argparse.Namespace) -> int:
+    from .calibration.model import KinematicModel
+    from .calibration.sensors import load_layout
+
+    model = KinematicModel.read(args.model)
+    layout = load_layout(args.route) if args.route else None
+    target = _length(args.target, "--target", layout)
+    position = None if args.position is None else _length(args.position, "--position", layout)
+    print(model.predict_stop(args.level, target, position, layout).describe())
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from .calibration.fit import fit, load_record, write_fit
+
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    record = load_record(args.data)
+    names = [k.strip() for k in args.params.split(",") if k.strip()]
+    initial = None
+    if args.initial:
+        try:
+            initial = [float(v) for v in args.initial.split(",")]
+        except ValueError:
+            raise RrsError(f"--initial: found {args.initial!r}, expected numbers (SI) "
+                           "separated by commas") from None
+        if len(initial) != len(names):
+            raise RrsError(f"--initial: found {len(initial)} values, expected one per "
+                           f"parameter ({len(names)})")
+    result = fit(scenario, record, names, initial)
+    files = write_fit(result, record, args.out)
+    unit = "m/s" if record.kind == "series" else "s"
+    for p in result.summary()["parameters"]:
+        print(f"{p['key']}: {p['fitted']:.6g} +- {p['std_error']:.3g} "
+              f"(from {p['initial']:.6g})")
+    print(f"residuals: rms {result.rms:.4g} {unit} over {result.residuals.size} points; "
+          f"{result.nfev} simulated drives; {result.message}")
+    print(f"outputs in {args.out}/: {', '.join(f.name for f in files)}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rrs``."""
     parser = argparse.ArgumentParser(prog="rrs", description="rrscore: rail-vehicle physics")
@@ -189,6 +290,52 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="type name, e.g. my_loco (lower case, digits, _)")
     p.add_argument("--dir", help="where to write it (default: ./rrs-NAME)")
     p.set_defaults(func=_new)
+
+    p = sub.add_parser("sensors", help="sensor log (CSV) of simulated drives: sensor hits, "
+                       "level commands, stops")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")
+    p.add_argument("--out", required=True, help="sensor log CSV to write")
+    p.add_argument("--route", help="route, scenario or run directory whose named points are "
+                   "the sensors (default: the first run's route)")
+    p.add_argument("--sensors", default="*", help="only points matching this pattern (S*)")
+    p.add_argument("--repeats", type=int, default=1, help="runs per drive, each with its own "
+                   "noise (default 1)")
+    p.add_argument("--noise", type=float, default=0.0, help="timing noise, s (std)")
+    p.add_argument("--miss", type=float, default=0.0, help="probability of a missed hit")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--control", default="level", help="the control the commands set")
+    p.set_defaults(func=_sensors)
+
+    p = sub.add_parser("calibrate", help="kinematic model (TOML) from a sensor log")
+    p.add_argument("log", help="sensor log CSV")
+    p.add_argument("--route", required=True, help="route, scenario or run directory with "
+                   "the sensors as named points")
+    p.add_argument("--sensors", default="*", help="only points matching this pattern (S*)")
+    p.add_argument("--out", required=True, help="model TOML to write")
+    p.add_argument("--plot", help="figure to write (default: the model's name with .png)")
+    p.set_defaults(func=_calibrate)
+
+    p = sub.add_parser("predict-stop", help="where to give the stop command to stop at a "
+                       "target")
+    p.add_argument("model", help="kinematic model TOML (rrs calibrate)")
+    p.add_argument("--level", type=int, required=True, help="current speed level")
+    p.add_argument("--target", required=True, help="where the front should stop: metres, "
+                   "'5.3 km', or a point of --route")
+    p.add_argument("--position", help="where the front is now")
+    p.add_argument("--route", help="route with the sensors: name the sensor to act on")
+    p.set_defaults(func=_predict_stop)
+
+    p = sub.add_parser("fit", help="fit scenario parameters to a recorded drive")
+    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("--data", required=True, help="drive output directory, time series CSV "
+                   "(time_s, speed_mps) or sensor log")
+    p.add_argument("--params", required=True, help="comma-separated key paths, e.g. "
+                   "train.vehicles[0].config.params.F_max")
+    p.add_argument("--initial", help="starting values (SI), comma-separated (default: the "
+                   "scenario's)")
+    p.add_argument("--out", required=True, help="output directory")
+    plugin_opt(p)
+    p.set_defaults(func=_fit)
     return parser
 
 

@@ -213,6 +213,12 @@ def calibrate(log: SensorLog, layout: SensorLayout, rounds: int = 8) -> Calibrat
         good, segs = run_segments(run, hits, layout, cal.findings)
         cal.segments[run] = segs
         cal.hits[run] = good
+        fired = {h.sensor for h in good}
+        for c in commands:
+            if c.sensor is not None and c.sensor not in fired:
+                cal.findings.append(Finding(run, f"level {c.level} was commanded at sensor "
+                                                 f"{c.sensor}, which has no hit in this run "
+                                                 "(missed)"))
         cal.commands[run] = commands
         stretches += _stretches(run, commands, segs, layout)
 

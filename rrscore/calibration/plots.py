@@ -1,0 +1,58 @@
+"""Plots of a calibration: measured against the calibrated model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .estimation import Calibration
+from .model import KinematicModel
+from .sensors import SensorLayout
+
+
+def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayout,
+                     path: str | Path) -> Path:
+    """Write a figure: position against time of every run (sensor hits) with the model's
+    trajectory, the model's position error at each hit, and the velocity of each level
+    (per run and the mean with its spread)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_x, ax_r, ax_v) = plt.subplots(3, 1, figsize=(8, 10),
+                                           gridspec_kw={"height_ratios": [3, 1.5, 2]})
+    for k, (run, hits) in enumerate(cal.hits.items()):
+        commands = cal.commands.get(run, [])
+        if not hits:
+            continue
+        t = np.array([h.time for h in hits])
+        x = np.array([layout.position(h.sensor) for h in hits])
+        ax_x.plot(t, x, ".", ms=4, color=f"C{k % 10}", label=run if k < 8 else None)
+        start = commands[0].position if commands else None
+        if commands and start is None and commands[0].sensor is not None:
+            start = layout.position(commands[0].sensor)
+        if start is None:
+            continue
+        grid = np.linspace(commands[0].time, t.max(), 400)
+        ax_x.plot(grid, model.trajectory(commands, start, grid), "-", lw=0.8,
+                  color=f"C{k % 10}")
+        ax_r.plot(t, x - model.trajectory(commands, start, t), ".", ms=4, color=f"C{k % 10}")
+    ax_x.set_xlabel("time, s")
+    ax_x.set_ylabel("front position, m")
+    ax_x.set_title("sensor hits (dots) and the calibrated model (lines)")
+    ax_x.legend(fontsize="small")
+    ax_r.axhline(0.0, color="0.5", lw=0.8)
+    ax_r.set_xlabel("time, s")
+    ax_r.set_ylabel("sensor - model, m")
+    for level, est in cal.velocity.items():
+        ax_v.plot([level] * est.n, [v for _, v in est.values], ".", color="0.6", ms=4)
+        ax_v.errorbar([level], [est.mean], yerr=[est.std], fmt="o", color="C0", capsize=4)
+    ax_v.set_xlabel("speed level")
+    ax_v.set_ylabel("steady velocity, m/s")
+    ax_v.set_title("velocity per level: each run (grey) and mean +- std")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)

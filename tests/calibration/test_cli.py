@@ -1,0 +1,57 @@
+"""The calibration commands: rrs sensors, calibrate, predict-stop and fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from rrscore.calibration.model import KinematicModel
+from rrscore.calibration.sensors import read_log
+from rrscore.cli import main
+
+from .conftest import CONFIGS, SENSOR_LINE
+
+
+def test_sensors_calibrate_predict(levels_run, tmp_path, capsys):
+    log = tmp_path / "log.csv"
+    assert main(["sensors", str(levels_run), "--out", str(log), "--repeats", "4",
+                 "--noise", "0.005", "--seed", "3"]) == 0
+    assert len(read_log(log).runs) == 4
+    model = tmp_path / "model.toml"
+    assert main(["calibrate", str(log), "--route", str(SENSOR_LINE), "--out",
+                 str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "change   6 ->  10:" in out and "unfinished" in out
+    assert (tmp_path / "model.png").stat().st_size > 0
+    m = KinematicModel.read(model)
+    assert m.levels[5].velocity == pytest.approx(10.0, rel=0.01)
+    assert main(["predict-stop", str(model), "--level", "5", "--target", "3 km",
+                 "--position", "S11", "--route", str(SENSOR_LINE)]) == 0
+    out = capsys.readouterr().out
+    # 10 m/s stops in 100 m (plus up to 0.5 m of command latency in the drive)
+    assert "give the stop command with the front at 2899." in out
+    assert "after sensor S11 fires" in out
+
+
+@pytest.mark.parametrize("make, args, message", [
+    (lambda p: p.write_text("run,kind,sensor,time_s\na,hit,S77,1\n"),
+     ["calibrate", "{f}", "--route", str(SENSOR_LINE), "--out", "{d}/m.toml"],
+     "{f}: line 2: sensor: found 'S77', expected a sensor of"),
+    (lambda p: p.write_text("x,y\n1,2\n"),
+     ["calibrate", "{f}", "--route", str(SENSOR_LINE), "--out", "{d}/m.toml"],
+     "{f}: line 1: found columns"),
+    (lambda p: p.write_text("time_s,speed_mps\n0,0\n1,1\n"),
+     ["fit", str(CONFIGS / "scenarios" / "calibration_coastdown.toml"), "--data", "{f}",
+      "--params", "train.vehicles[0].config.params.F_mux", "--out", "{d}/fit"],
+     "train.vehicles[0].config.params.F_mux: no such key"),
+    (lambda p: p.write_text("[[level]]\nlevel = 1\nvelocity_mps = 2.0\n"),
+     ["predict-stop", "{f}", "--level", "1", "--target", "100"],
+     "level 1 has no stop distance"),
+])
+def test_bad_inputs_give_one_line_and_status_2(tmp_path, capsys, make, args, message):
+    f = tmp_path / "input.csv"
+    make(f)
+    argv = [a.format(f=f, d=tmp_path) for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert message.format(f=f) in err
