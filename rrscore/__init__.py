@@ -32,6 +32,10 @@ For plugin authors: ``rrs new vehicle NAME`` writes a package to start from;
 :mod:`rrscore.testing` is a pytest plugin (fixtures ``rrs_train``, ``rrs_curve``);
 ``rrs plugins --check`` exercises every plugin against its declarations
 (:mod:`rrscore.plugincheck`); ``docs/plugin-api.md`` is the API reference.
+
+Calibration (:mod:`rrscore.calibration`): sensor logs, seed 002's kinematic model
+estimated from them, the stop predictor, and least-squares fits of config values to
+recorded drives (``rrs sensors``, ``rrs calibrate``, ``rrs predict-stop``, ``rrs fit``).
 """
 
 from .config import Param

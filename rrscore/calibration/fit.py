@@ -134,7 +134,8 @@ def simulate(scenario: Scenario, record: Record, names: list[str],
 @dataclass
 class FitResult:
     """A fit: the parameter ``names``, ``initial`` and fitted ``values`` (SI), their
-    ``std_errors``, the ``residuals`` at the solution and how the solver ended."""
+    ``std_errors``, the ``residuals`` at the solution, how many simulated drives it took
+    (``nfev``, the Jacobian's included) and how the solver ended."""
 
     names: list[str]
     initial: np.ndarray
@@ -163,7 +164,7 @@ class FitResult:
                                                  self.std_errors, strict=True)],
             "residuals": {"kind": self.kind, "unit": unit, "count": int(self.residuals.size),
                           "rms": self.rms, "max_abs": float(np.max(np.abs(self.residuals)))},
-            "solver": {"evaluations": self.nfev, "success": self.success,
+            "solver": {"simulated_drives": self.nfev, "success": self.success,
                        "message": self.message},
         }
 
@@ -178,8 +179,10 @@ def fit(scenario: Scenario, record: Record, names: list[str],
     x0 = np.array(initial if initial is not None else [get_value(scenario, n) for n in names],
                   dtype=float)
     scale = np.where(x0 != 0, np.abs(x0), 1.0)
+    drives = [0]
 
     def residuals(z: np.ndarray) -> np.ndarray:
+        drives[0] += 1
         r = simulate(scenario, record, names, z * scale) - (
             record.speed if record.kind == "series" else record.times)
         # a sensor the simulated train never reached: a large, smooth penalty
@@ -198,7 +201,7 @@ def fit(scenario: Scenario, record: Record, names: list[str],
     except np.linalg.LinAlgError:
         errors = np.full(n, np.inf)
     fitted = with_params(scenario, names, values)
-    return FitResult(list(names), x0, values, errors, sol.fun, record.kind, int(sol.nfev),
+    return FitResult(list(names), x0, values, errors, sol.fun, record.kind, drives[0],
                      bool(sol.success), str(sol.message), fitted)
 
 
