@@ -254,7 +254,7 @@ def calibrate(log: SensorLog, layout: SensorLayout, rounds: int = 8) -> Calibrat
             rounds = rnd + 2  # converged: one more round, to report
         last = now
         rnd += 1
-    _stops(cal, log, stretches)
+    _stops(cal, log, stretches, accel)
     return cal
 
 
@@ -322,7 +322,8 @@ def _changes(cal: Calibration, stretches: list[_Stretch], accel: dict,
         cal.finished[(0, lv)] = sum(tr.finished for _, tr in trs) * 2 >= len(trs)
 
 
-def _stops(cal: Calibration, log: SensorLog, stretches: list[_Stretch]) -> None:
+def _stops(cal: Calibration, log: SensorLog, stretches: list[_Stretch],
+           accel: dict[tuple[int, int], float]) -> None:
     """Stop distances and times by level, and short moves."""
     dist: dict[int, list[tuple[str, float]]] = defaultdict(list)
     time: dict[int, list[tuple[str, float]]] = defaultdict(list)
@@ -348,9 +349,7 @@ def _stops(cal: Calibration, log: SensorLog, stretches: list[_Stretch]) -> None:
                 continue
             if s.position is None:
                 continue
-            settle = _settle_time(before, cal.velocity,
-                                  {**{k2: e.mean for k2, e in cal.acceleration.items()},
-                                   **{(0, lv): e.mean for lv, e in cal.start.items()}})
+            settle = _settle_time(before, cal.velocity, accel)
             if settle is not None and s.command.time < before.command.time + settle:
                 cal.findings.append(Finding(run, f"stop commanded before level {before.level} "
                                                  "had settled; not used for stop distance"))

@@ -364,7 +364,7 @@ def synthetic_log(drives: Iterable[RecordedDrive], layout: SensorLayout, repeats
                     continue
                 log.hits.append(Hit(run, name, jitter(t)))
             # a command given as a sensor fires carries that sensor's (noisy) time
-            stamped = {name: h.time for h in log.hits if h.run == run for name in [h.sensor]}
+            stamped = {h.sensor: h.time for h in log.hits if h.run == run}
             for t, level, sensor, position in commands:
                 time = stamped.get(sensor, jitter(t)) if sensor else jitter(t)
                 log.commands.append(Command(run, time, level, sensor, position))

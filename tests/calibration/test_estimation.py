@@ -101,3 +101,25 @@ def test_a_wild_value_is_left_out_of_its_estimate():
     assert est.n == 4 and est.mean == pytest.approx(1.000125)
     assert est.excluded == (("r5", 1.5),)
     assert "run r5: velocity of level 1: 1.5 is an outlier" in str(findings[0])
+
+
+def test_short_move_distance_measured_and_modelled(levels_run, tmp_path):
+    # from rest, level 4 (8 m/s) for 10 s, then stop: 0.3 m/s^2 for 10 s is 3 m/s and
+    # 15 m, braking from 3 m/s at 0.5 m/s^2 another 9 m: 24 m. The model's figure comes
+    # from the start acceleration and stop deceleration measured in the levels drive.
+    from rrscore import Drive, load_scenario
+
+    short = load_scenario(levels_run / "scenario.resolved.toml").with_values(
+        {"driver": [{"at_time": 0.0, "set": {"level": 4}},
+                    {"at_time": 10.0, "set": {"level": 0}}]})
+    Drive(short).run(tmp_path / "short")
+    layout = load_layout(levels_run)
+    drives = [RecordedDrive.from_dir(levels_run), RecordedDrive.from_dir(tmp_path / "short")]
+    log = synthetic_log(drives, layout, repeats=5, noise=0.005, seed=4)
+    cal = calibrate(log, layout)
+    (move,) = cal.short_moves
+    assert (move.level, move.duration, move.distance.n) == (4, 10.0, 5)
+    assert move.distance.mean == pytest.approx(24.0, rel=0.01)
+    assert move.model == pytest.approx(24.0, rel=0.01)
+    # the short runs take no part in the other estimates
+    assert cal.velocity[4].n == 5 and cal.start[4].n == 5
