@@ -11,6 +11,8 @@ and ``brake_level`` (0 to 1), on every vehicle that declares them. Each
   distance from the front to where the limit starts;
 * ahead of ``stop_at``, the braking curve to standstill at that point;
 * ``speed``, if given, as a cruising speed below the limits;
+* with a ``timetable``, the lowest cruising speed that reaches the next point
+  on time (see :mod:`rrscore.timetable`); faster than that it coasts;
 
 and sets traction (below the target) or brakes (above it) with a
 proportional-integral law on the speed error. Commands change only when they
@@ -31,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .config import Context, Param
+from .config import Context, Param, TableList
 from .errors import plugin_call
+from .timetable import TIMETABLE_SCHEMA, Timetable, check_timetable, planning_profile
 from .track import Route
 from .train import Train
 
@@ -52,6 +55,11 @@ AUTODRIVER_SCHEMA = {
                             min=0.0, exclusive_min=True),
     "update_interval": Param("s", 1.0, "time between the driver's decisions", min=0.0,
                              exclusive_min=True),
+    "min_speed": Param("m/s", 5.0, "slowest cruising speed a timetable may ask for (a train "
+                       "early on time waits at the point, not on the line)", min=0.0,
+                       exclusive_min=True),
+    "timetable": TableList(TIMETABLE_SCHEMA, "points to reach by given times, in route "
+                           "order; the driver coasts where time allows"),
 }
 """The ``[scenario.autodriver]`` table."""
 
@@ -67,6 +75,10 @@ _CRAWL = 0.3
 def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Context) -> None:
     """Raise a ConfigError if the built-in driver cannot drive this train on this route."""
     if cfg["mode"] == "off":
+        if cfg["timetable"]:
+            raise ctx.child("timetable").error(
+                "found a timetable with mode 'off', expected mode 'hold_limit' (the built-in "
+                "driver keeps the timetable)")
         return
     models = [b.model for b in train.batches]
     if not any(TRACTION in m.controls for m in models):
@@ -77,6 +89,7 @@ def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Co
         raise ctx.child("stop_at").error(
             f"found {cfg['stop_at']!r}, expected a point of the route: "
             + (", ".join(route.points) or "(the route has none)"))
+    check_timetable(cfg["timetable"], route, ctx.child("timetable"))
 
 
 class AutoDriver:
@@ -97,6 +110,12 @@ class AutoDriver:
         self.stopped = False
         self.next_time = 0.0
         self.target = math.nan
+        self.timetable = None if not cfg["timetable"] else Timetable(
+            cfg["timetable"], route,
+            planning_profile(route, train.total_length, self.margin, self.decel,
+                             self.cruise, self.stop_at))
+        self.min_speed = cfg["min_speed"]
+        self.coasting = False
         lim = route.speed_limits
         self._limits = np.where(lim > 0, lim, np.inf)
         self._ends = route.starts + route.lengths
@@ -128,10 +147,19 @@ class AutoDriver:
         if self.stop_at is not None and not self.stopped:
             to_go = self.stop_at - front
             self.stopped = to_go <= 0.0 or (to_go <= self.stop_tolerance and speed < _CRAWL)
+        on_time = math.inf if self.timetable is None else max(
+            self.timetable.speed(t, front, self.stopped), self.min_speed)
         if self.stopped:
             self.target = 0.0
             return self._send(-1.0, t)
-        self.target = self.target_speed(front, rear)
+        limit = self.target_speed(front, rear)
+        self.target = min(limit, on_time)
+        self.coasting = on_time < limit and on_time <= speed <= limit
+        if self.coasting:  # ahead of time: roll, neither pulling nor braking
+            self.integral = 0.0
+            return self._send(0.0, t)
+        if speed > limit:  # brake down to the limit, not to the timetable's speed
+            self.target = limit
         error = self.target - speed
         u = _KP * error + self.integral
         if -1.0 < u < 1.0:  # integrate only when not saturated (no wind-up)

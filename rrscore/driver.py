@@ -21,8 +21,8 @@ _TRIGGERS = ("at_time", "at_position", "at_point", "at_speed_above", "at_speed_b
 
 ACTION_SCHEMA = {
     "at_time": Param("s", None, "when: simulated time", min=0.0),
-    "at_position": Param("m", None, "when: the lead vehicle's front passes this position"),
-    "at_point": Param(kind=str, default=None, doc="when: the lead vehicle's front passes a point"),
+    "at_position": Param("m", None, "when: the train's front passes this position"),
+    "at_point": Param(kind=str, default=None, doc="when: the train's front passes a point"),
     "at_speed_above": Param("m/s", None, "when: the lead vehicle's speed reaches this or more",
                             min=0.0),
     "at_speed_below": Param("m/s", None, "when: the lead vehicle's speed falls to this or less",

@@ -76,7 +76,9 @@ class Run:
         start = cfg["start"]
         speed = start["speed"] if start["speeds"] is None else np.array(start["speeds"])
         gaps = None if start["gaps"] is None else np.array(start["gaps"])
-        y0 = dyn.initial_state(scenario.start_position, speed, start["slack"], gaps)
+        # Scenario positions are the train's front; the state holds vehicle centres.
+        y0 = dyn.initial_state(scenario.start_position - tr.half_length[0], speed,
+                               start["slack"], gaps)
         solver_cls = scenario.registry.solvers[sol["method"]]
         options: dict[str, Any] = {"step": sol["step"], "rtol": sol["rtol"] * dyn.rtol_mask(),
                                    "atol": dyn.atol(), "max_step": sol["max_step"]}
@@ -405,6 +407,9 @@ class Run:
                        if n in self.passages],
             **self._energy(y),
         }
+        auto = self.driver.autodriver
+        if auto is not None and auto.timetable is not None:
+            out["timetable"] = auto.timetable.report(self.passages)
         if self.error is not None:
             out["error"] = self.error
         return out

@@ -41,8 +41,10 @@ SCENARIO_SCHEMA = {
     "plugin_dirs": Param(kind=list, item=str, default=[],
                          doc="plugin directories, relative to this file"),
     "start": Section({
-        "position": Param("m", 0.0, "centre of the lead vehicle along the route"),
-        "point": Param(kind=str, default=None, doc="start at a named route point instead"),
+        "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
+                          "the route"),
+        "point": Param(kind=str, default=None, doc="start with the front at a named route "
+                       "point instead"),
         "speed": Param("m/s", 0.0, "initial speed of every vehicle"),
         "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
                        doc="initial coupler slack"),
@@ -81,7 +83,7 @@ SCENARIO_SCHEMA = {
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
                           exclusive_min=True),
         "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0),
-        "at_position": Param("m", None, "stop when the lead vehicle's front passes this"),
+        "at_position": Param("m", None, "stop when the train's front passes this"),
         "at_point": Param(kind=str, default=None, doc="stop when the lead's front passes a point"),
         "standstill": Param(kind=bool, default=False,
                             doc="stop when the whole train stands still after having moved"),

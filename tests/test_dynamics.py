@@ -13,6 +13,9 @@ import rrscore
 from rrscore import Drive, Param, Run, VehicleModel, load_registry
 from rrscore.bodies import coulomb_net
 
+#: The test car's half length: a start position is the train's front, position_m a centre.
+HALF = 13.92 / 2
+
 
 def test_coulomb_net_holds_below_the_limit_and_passes_the_excess():
     force = np.array([3.0, -3.0, 7.0, -7.0, 3.0])
@@ -38,7 +41,8 @@ def test_free_car_on_a_constant_grade_follows_the_closed_form(method):
     a = (m * G * 0.010 / math.sqrt(1 + grade**2) - A) / m_eff
     t = r.series["time_s"]
     np.testing.assert_allclose(r.series["speed_mps"], a * t, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(r.series["position_m"], 10000.0 + 0.5 * a * t**2, rtol=1e-12)
+    np.testing.assert_allclose(r.series["position_m"], (10000.0 - HALF) + 0.5 * a * t**2,
+                               rtol=1e-12)
 
 
 def test_car_pushed_uphill_stops_then_rolls_back_with_the_closed_form():
@@ -59,8 +63,8 @@ def test_car_pushed_uphill_stops_then_rolls_back_with_the_closed_form():
     t_stop = v0 / -a_up
     t = r.series["time_s"]
     v_expected = np.where(t < t_stop, v0 + a_up * t, a_back * (t - t_stop))
-    x_stop = 10000.0 + v0 * t_stop + 0.5 * a_up * t_stop**2
-    x_expected = np.where(t < t_stop, 10000.0 + v0 * t + 0.5 * a_up * t**2,
+    x_stop = (10000.0 - HALF) + v0 * t_stop + 0.5 * a_up * t_stop**2
+    x_expected = np.where(t < t_stop, (10000.0 - HALF) + v0 * t + 0.5 * a_up * t**2,
                           x_stop + 0.5 * a_back * (t - t_stop) ** 2)
     np.testing.assert_allclose(r.series["speed_mps"], v_expected, atol=1e-8)
     np.testing.assert_allclose(r.series["position_m"], x_expected, atol=1e-7)
@@ -99,7 +103,7 @@ def test_braked_car_on_20_permille_grade_stays_still_for_an_hour():
                        output={"sample_interval": 60.0})
     r = Drive(sc).run()
     assert r.summary["sim_time_s"] == pytest.approx(3600.0)
-    assert np.max(np.abs(r.series["position_m"] - 10000.0)) < 1e-3
+    assert np.max(np.abs(r.series["position_m"] - (10000.0 - HALF))) < 1e-3
 
 
 def test_unbraked_car_on_20_permille_grade_rolls_away():
@@ -107,7 +111,7 @@ def test_unbraked_car_on_20_permille_grade_rolls_away():
     sc = make_scenario([{"config": car_config()}], [{"length": "20 km", "grade": "20 permille"}],
                        start={"position": "10 km"}, stop={"max_time": 60.0})
     r = Drive(sc).run()
-    assert r.series["position_m"][-1] < 10000.0 - 10.0
+    assert r.series["position_m"][-1] < (10000.0 - HALF) - 10.0
 
 
 def test_rotating_mass_factor_of_the_hump_yard_rule_follows_from_wheelset_inertia():
@@ -230,7 +234,7 @@ def test_braked_car_stops_where_the_closed_form_says_and_stays_stopped(method, s
     v = r.series["speed_mps"]
     assert (v >= 0.0).all()
     np.testing.assert_allclose(v, np.maximum(v0 - a * t, 0.0), rtol=1e-9, atol=1e-9)
-    assert r.series["position_m"][-1] - 1000.0 == pytest.approx(v0**2 / (2 * a), rel=1e-9)
+    assert r.series["position_m"][-1] - (1000.0 - HALF) == pytest.approx(v0**2 / (2 * a), rel=1e-9)
     assert r.summary["final_speed_mps"] == 0.0
 
 

@@ -107,8 +107,9 @@ def test_run_state_blocks_are_named_with_units():
 
 
 def test_named_points_are_passed_at_the_times_constant_speed_gives():
-    # two free cars coasting at 10 m/s without resistance: the front reaches each point
-    # (p - front0) / v after the start; front and rear columns bound the train
+    # two free cars coasting at 10 m/s without resistance, the start position being the
+    # train's front: the front reaches each point (p - 1000 m) / v after the start;
+    # front and rear columns bound the train
     from conftest import car_config, make_scenario
 
     car = car_config(resistance={"formula": "none", "starting": False})
@@ -119,13 +120,14 @@ def test_named_points_are_passed_at_the_times_constant_speed_gives():
                        start={"position": "1000 m", "speed": 10.0},
                        stop={"max_time": 30.0}, output={"sample_interval": 1.0})
     r = Drive(sc).run()
-    front0 = 1000.0 + 13.92 / 2
+    front0 = 1000.0
     points = {p["point"]: p for p in r.summary["points"]}
     assert set(points) == {"P", "Q"}
     for name, at in (("P", 1100.0), ("Q", 1234.5)):
         assert points[name]["time_s"] == pytest.approx((at - front0) / 10.0, abs=1e-6)
         assert points[name]["speed_mps"] == pytest.approx(10.0, rel=1e-9)
     s = r.series
+    assert s["front_m"][0] == front0
     np.testing.assert_allclose(s["front_m"], s["position_m"] + 13.92 / 2, rtol=1e-12)
     length = s["front_m"] - s["rear_m"]
     np.testing.assert_allclose(length, 2 * 13.92, atol=0.05)  # two cars, slack aside

@@ -100,8 +100,9 @@ def test_vertical_curve_gives_the_grade_of_its_parabola():
 
 
 def test_vertical_curve_accelerates_a_free_car_by_its_grade():
-    # A car with no resistance standing on the curve: a = -g sin(atan(grade)) / (1 + k),
-    # k the rotating-mass share, with the grade averaged over the car (by hand below).
+    # A car with no resistance standing on the curve, its centre at 1990 m:
+    # a = -g sin(atan(grade)) / (1 + k), k the rotating-mass share, with the grade
+    # averaged over the car (by hand below).
     from conftest import G, car_config
 
     from rrscore.scenario import scenario_from_table
@@ -114,7 +115,7 @@ def test_vertical_curve_accelerates_a_free_car_by_its_grade():
                  {"position": "2 km", "elevation": 10.0, "vertical_curve_radius": "10 km"},
                  {"position": "4 km", "elevation": 4.0}]}}
     table = {"train": {"vehicles": [{"config": car}]}, "route": route,
-             "start": {"position": "1990 m"}, "stop": {"max_time": 0.2},
+             "start": {"position": 1990.0 + 13.92 / 2}, "stop": {"max_time": 0.2},
              "output": {"sample_interval": 0.1, "vehicles": [0],
                         "vehicle_signals": ["speed_mps"]}}
     sc = scenario_from_table(table, Context("<test>", "scenario", CONFIGS))
