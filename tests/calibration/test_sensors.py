@@ -91,8 +91,9 @@ def test_synthetic_log_of_a_drive(levels_run):
     sensors = [h.sensor for h in log.hits]
     assert sensors == [f"S{i:02d}" for i in range(1, 22)]  # it stops 100 m past S21
     # commands given as a sensor fired carry that sensor; the start carries its position
+    # (the scenario's start position, which is the train's front)
     assert [c.sensor for c in log.commands] == [None, "S03", "S06", "S10", "S14", "S18", "S21"]
-    assert log.commands[0].position == pytest.approx(110.0)
+    assert log.commands[0].position == pytest.approx(100.0)
     # the stop: 10 m/s at 0.5 m/s^2 is 100 m (and up to one 50 ms control step of latency)
     assert log.stops[0].position - 5250.0 == pytest.approx(100.0 + 0.25, abs=0.26)
 
