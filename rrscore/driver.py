@@ -3,6 +3,7 @@ at given times or positions, applied at the control rate."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,8 +141,10 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                 raise c.child("set").child(name).error(
                     f"unknown control for {model.type_name}; expected one of: "
                     + (", ".join(model.controls) or "(it has no controls)"))
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise c.child("set").child(name).error(f"found {value!r}, expected a number")
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value):
+                raise c.child("set").child(name).error(
+                    f"found {value!r}, expected a finite number")
             controls[name] = float(value)
         position = a.get("at_position")
         if a.get("at_point") is not None:
