@@ -311,13 +311,16 @@ class Train:
             groups.append((model, np.array(idx, dtype=int)))
         nominal = (self.length[:-1] + self.length[1:]) / 2.0
         coupled = np.array([entries[self.entry_of[j]]["coupled"] for j in range(1, n)], bool)
-        return Couplings(
+        couplings = Couplings(
             groups,
             nominal,
             np.array([s["break_force"] for s in settings]),
             np.array([s["coupling_speed"] for s in settings]),
             coupled,
         )
+        couplings.origins = [registry.origin.get(("coupler_models", name), "")
+                             for name in by_model]
+        return couplings
 
     @property
     def total_mass(self) -> float:
