@@ -263,6 +263,16 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                  None, out.child("vehicle_signals"), "signal")
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
+    for k, signal in enumerate(cfg["output"]["vehicle_signals"]):
+        if signal in VEHICLE_SIGNALS:
+            continue
+        for i in cfg["output"]["vehicles"]:  # a plugin's signal: every recorded vehicle has it
+            model = train.batches[train.batch_of[i]].model
+            if signal not in model.signals and signal not in model.states:
+                raise out.child("vehicle_signals").child(k).error(
+                    f"found {signal!r}, but vehicle {i} ({model.type_name}) has no such "
+                    f"signal; expected one of {', '.join(VEHICLE_SIGNALS)}"
+                    + "".join(f", {s}" for s in (*model.signals, *model.states)))
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,

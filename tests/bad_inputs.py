@@ -151,9 +151,11 @@ def table_unloading_above_loading(d: Path) -> BadInput:
                         "exceeds 'loading'"])
 
 
-def _huge(d: Path, name: str, extra: str, fragments: list[str], route: str | None = None):
+def _huge(d: Path, name: str, extra: str, fragments: list[str], route: str | None = None,
+          train: str | None = None):
     p = d / name
-    p.write_text(scenario_toml(toml_path(LOCO_TRAIN), route or toml_path(LEVEL), extra))
+    p.write_text(scenario_toml(train or toml_path(LOCO_TRAIN), route or toml_path(LEVEL),
+                               extra))
     return BadInput(p, [name, *fragments])
 
 
@@ -188,6 +190,23 @@ def huge_count(d: Path) -> BadInput:
                         "<= 5000"])
 
 
+def signal_of_another_type(d: Path) -> BadInput:
+    train = CONFIGS / "trains" / "freight_50.toml"
+    return _huge(d, "signal_scenario.toml",
+                 '[scenario.output]\nvehicles = [0, 3]\n'
+                 'vehicle_signals = ["speed_mps", "traction_level"]\n',
+                 ["scenario.output.vehicle_signals[1]", "'traction_level'",
+                  "vehicle 3 (freight_car) has no such signal"], train=toml_path(train))
+
+
+def all_vehicles_unknown_control(d: Path) -> BadInput:
+    return _huge(d, "all_vehicles_scenario.toml",
+                 '[[scenario.driver]]\nat_time = 0\nall_vehicles = true\n'
+                 'set = { tracton_level = 1 }\n',
+                 ["scenario.driver[0]", "control 'tracton_level'", "no vehicle of the train",
+                  "controls: traction_level, brake_level"])
+
+
 CASES: dict[str, Callable[[Path], BadInput]] = {
     "unknown_key": unknown_key,
     "wrong_type": wrong_type,
@@ -208,4 +227,6 @@ CASES: dict[str, Callable[[Path], BadInput]] = {
     "huge_speed": huge_speed,
     "nan_control": nan_control,
     "huge_count": huge_count,
+    "signal_of_another_type": signal_of_another_type,
+    "all_vehicles_unknown_control": all_vehicles_unknown_control,
 }
