@@ -105,3 +105,35 @@ def test_summary_is_replaced_whole_and_leaves_no_temporary_file(tmp_path):
     write_atomically(target, '{"new": 1}\n')
     assert target.read_text() == '{"new": 1}\n'
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_a_full_disk_during_the_drive_ends_it_naming_the_file_and_keeps_the_summary(
+        tmp_path, monkeypatch):
+    import errno
+    import json
+
+    from rrscore.errors import OutputError
+    from rrscore.recorder import LineFile
+
+    sc = make_scenario([{"config": "vehicles/simple_loco.toml"}],
+                       driver=[{"at_time": 0, "set": {"traction_level": 1.0}}],
+                       stop={"max_time": "60 s"}, output={"sample_interval": "0.1 s"})
+    real_write = LineFile.write
+    rows = 0
+
+    def write(self, values):
+        nonlocal rows
+        rows += 1
+        if rows == 100:
+            raise OSError(errno.ENOSPC, "No space left on device", "timeseries.csv")
+        real_write(self, values)
+
+    monkeypatch.setattr(LineFile, "write", write)
+    with pytest.raises(OutputError) as info:
+        Drive(sc).run(tmp_path / "out")
+    assert str(info.value).startswith(
+        "output writer failed: timeseries.csv: No space left on device, at t = ")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "error"
+    assert summary["error"] == str(info.value)
+    assert 0.0 < summary["sim_time_s"] < 60.0
