@@ -6,15 +6,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
+import tomllib
+import traceback
 from collections.abc import Sequence
 
 from .config import describe_schema
-from .errors import RrsError
+from .errors import ConfigError, Interrupted, RrsError
 from .pluginmanager import load_registry
 from .scenario import load_scenario, validate_file
-from .simulation import Drive
+from .simulation import Drive, cost_warnings
 
 
 class ProgressBar:
@@ -46,18 +49,56 @@ class ProgressBar:
 
 def _drive(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    scenario = _overrides(scenario, args)
+    for warning in cost_warnings(scenario):
+        print(f"rrs: warning: {warning}", file=sys.stderr)
     bar = ProgressBar()
     try:
-        result = Drive(scenario).run(args.out, progress=bar)
+        result = Drive(scenario).run(args.out, progress=bar, wall_limit=args.wall_limit)
     finally:
         bar.close()
     s = result.summary
     print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s simulated, "
           f"{s['distance_m']:.0f} m, max {s['max_speed_mps'] * 3.6:.1f} km/h, "
           f"{s['wall_time_s']:.2f} s wall ({s['real_time_factor']:.0f}x real time)")
-    files = sorted(p.name for p in result.out_dir.iterdir() if p.is_file())
+    files = sorted(p.name for p in result.out_dir.iterdir()
+                   if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
+    if "error" in s:  # the solver failed or the drive made no progress
+        print(f"rrs: error: drive ended ({s['stop_reason']}): {s['error']}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _overrides(scenario, args: argparse.Namespace):
+    """The scenario with the command line's --max-time, --solver and --set applied."""
+    values: dict[str, object] = {}
+    if args.max_time is not None:
+        values["stop.max_time"] = _value(args.max_time)
+    if args.solver is not None:
+        values["solver.method"] = args.solver
+    for item in args.set:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", None, f"found {item!r}, expected KEY=VALUE")
+        values[key.strip()] = _value(text.strip())
+    if not values:
+        return scenario
+    try:
+        return scenario.with_values(values)
+    except KeyError as exc:
+        raise ConfigError("--set", None, f"{exc.args[0]}; give a key path of the resolved "
+                          "scenario (see scenario.resolved.toml), e.g. stop.max_time or "
+                          "train.vehicles[1].count") from None
+
+
+def _value(text: str) -> object:
+    """A command-line value: a TOML value (20, 0.5, true, "80 km/h", [1, 2]), else the text
+    itself as a string ("10 min")."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -243,25 +284,58 @@ def _fit(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rrs``."""
-    parser = argparse.ArgumentParser(prog="rrs", description="rrscore: rail-vehicle physics")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        release = version("rrscore")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        release = "unknown"
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="rrs", description="rrscore: rail-vehicle physics", formatter_class=raw,
+        epilog="example:\n  rrs drive configs/scenarios/freight_50.toml --out out/freight_50"
+               "\n\n" + EXIT_CODES)
+    parser.add_argument("--version", action="version", version=f"rrs (rrscore) {release}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error as well")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, helptext: str, example: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=helptext, description=helptext, formatter_class=raw,
+                           epilog=f"example:\n  {example}\n\n{EXIT_CODES}")
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error as well")
+        return p
 
     def plugin_opt(p: argparse.ArgumentParser) -> None:
         p.add_argument("--plugins", action="append", default=[], metavar="DIR",
                        help="also load plugins from DIR (repeatable)")
 
-    p = sub.add_parser("drive", help="run a test drive headless")
+    p = command("drive", "run a test drive headless",
+                "rrs drive configs/scenarios/freight_50.toml --out out/f50 --max-time '10 min' "
+                "--set train.vehicles[1].count=20")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--max-time", metavar="TIME",
+                   help="override stop.max_time, e.g. 600 or '10 min'")
+    p.add_argument("--solver", metavar="NAME", help="override solver.method (rk45, rk4, ros23)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any key of the resolved scenario, with units as in a file: "
+                        "--set stop.max_time='5 min' --set train.vehicles[1].count=20 "
+                        "(repeatable)")
+    p.add_argument("--wall-limit", type=float, metavar="SECONDS",
+                   help="stop the drive after this much wall-clock time (stop_reason "
+                        "wall_limit); outputs are kept")
     plugin_opt(p)
     p.set_defaults(func=_drive)
 
-    p = sub.add_parser("validate", help="check config files (scenario, train, route, vehicle)")
+    p = command("validate", "check config files (scenario, train, route, vehicle)",
+                "rrs validate configs/scenarios/freight_50.toml configs/vehicles/*.toml")
     p.add_argument("files", nargs="+")
     plugin_opt(p)
     p.set_defaults(func=_validate)
 
-    p = sub.add_parser("plugins", help="list loaded plugins and what they provide")
+    p = command("plugins", "list loaded plugins and what they provide", "rrs plugins -v")
     p.add_argument("-v", "--verbose", action="store_true", help="also list parameters and keys")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", action="store_true",
@@ -269,7 +343,8 @@ def build_parser() -> argparse.ArgumentParser:
     plugin_opt(p)
     p.set_defaults(func=_plugins)
 
-    p = sub.add_parser("cab", help="drive a scenario yourself from the terminal, in real time")
+    p = command("cab", "drive a scenario yourself from the terminal, in real time",
+                "rrs cab configs/scenarios/simple_loco_level.toml --out out/cab --speedup 5")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--speedup", type=float, default=1.0,
@@ -277,7 +352,8 @@ def build_parser() -> argparse.ArgumentParser:
     plugin_opt(p)
     p.set_defaults(func=_cab)
 
-    p = sub.add_parser("plot", help="compare runs: their outputs on shared axes")
+    p = command("plot", "compare runs: their outputs on shared axes",
+                "rrs plot out/a out/b --signals speed,coupler --x distance --out compare.png")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")
     p.add_argument("--signals", default="speed,traction,coupler",
                    help="comma-separated: speed, traction, coupler, coupler_map")
@@ -285,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="compare.png", help="image file to write")
     p.set_defaults(func=_plot)
 
-    p = sub.add_parser("new", help="write a new plugin package (vehicle or coupler) to start from")
+    p = command("new", "write a new plugin package (vehicle or coupler) to start from",
+                "rrs new vehicle my_loco")
     p.add_argument("kind", choices=("vehicle", "coupler"))
     p.add_argument("name", help="type name, e.g. my_loco (lower case, digits, _)")
     p.add_argument("--dir", help="where to write it (default: ./rrs-NAME)")
@@ -339,20 +416,66 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_CODES = """exit status:
+  0    done (the drive reached a stop condition)
+  1    a drive failed: a plugin, coupler model, solver or output writer failed, or the
+       drive made no progress; summary.json says why (stop_reason, error)
+  2    an error before any drive: a config (file, key path, what was found and what
+       was expected), a plugin that cannot be loaded, the command line, or an output
+       directory that cannot be written or is in use
+  130  interrupted by Ctrl-C (SIGINT); 143 by SIGTERM; 129 by SIGHUP: results so far,
+       and a whole summary.json, are kept"""
+
+
+def _on_signal(signum: int, frame) -> None:
+    # one signal ends the drive; further ones wait until its outputs are written
+    for sig in _SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
+                 if hasattr(signal, n))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``rrs``; errors in configs and plugins print one message, no traceback."""
+    """Entry point of ``rrs``: every failure is one line on stderr and an exit status (see
+    :data:`EXIT_CODES`); ``--debug`` shows the traceback as well."""
     args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
+    previous = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    try:
+        for sig in _SIGNALS:
+            signal.signal(sig, _on_signal)
+    except ValueError:  # not the main thread (called from a test's thread): no handlers
+        previous = {}
     try:
         return args.func(args)
     except RrsError as exc:
-        print(f"rrs: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("rrs: interrupted; results so far were kept", file=sys.stderr)
-        return 130
+        _report(exc, debug)
+        return 1 if getattr(exc, "during_drive", False) else 2
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        name = signal.Signals(signum).name
+        print(f"rrs: interrupted; results so far were kept ({name})", file=sys.stderr)
+        return 128 + int(signum)
     except BrokenPipeError:  # output piped into a reader that stopped (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as exc:  # a bug in rrscore or a plugin outside a drive: still one line
+        hint = "" if debug else " (run again with --debug to see the traceback)"
+        _report(exc, debug, f"internal error: {type(exc).__name__}: ", hint)
+        return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _report(exc: BaseException, debug: bool, prefix: str = "", suffix: str = "") -> None:
+    if debug:
+        traceback.print_exception(exc)
+    text = " ".join(str(exc).split())  # one line, whatever the message holds
+    print(f"rrs: error: {prefix}{text}{suffix}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -136,9 +136,40 @@ class Context:
         return ConfigError(self.file, self.path or None, message)
 
 
+def path_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot name a file to read (a NUL byte, a name too long, a symlink
+    loop, ...), or None if the operating system accepts it."""
+    text = str(path)
+    if "\0" in text:
+        return "a path cannot contain a NUL byte"
+    try:
+        Path(text).resolve()
+        os.stat(text)
+    except FileNotFoundError:
+        return None  # a plain missing file: reported by the caller, in its own words
+    except RuntimeError:  # pathlib's report of a symlink loop (Python 3.11, 3.12)
+        return "a symlink loop"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def resolve_path(base: Path, value: str, ctx: Context) -> Path:
+    """``value`` (a path relative to ``base``) made absolute; a path the operating system
+    refuses is a :class:`ConfigError` at ``ctx``."""
+    problem = path_problem(base / value)
+    if problem is not None:
+        raise ctx.error(f"found {value!r}, expected a usable path ({problem})")
+    return (base / value).resolve()
+
+
 def load_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
     """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
     p = Path(path)
+    problem = path_problem(p)
+    if problem is not None:
+        raise ConfigError(repr(str(path)) if "\0" in str(path) else str(path), None,
+                          f"cannot be read: {problem}")
     if not p.is_file():
         raise ConfigError(str(path), None, f"{what} file not found")
     try:
@@ -271,7 +302,7 @@ def validate(data: Any, schema: Mapping[str, Any], ctx: Context) -> dict[str, An
 def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:
     """Resolve an :class:`Include` value: load the file it names, or take the inline table."""
     if isinstance(value, str):
-        path = (ctx.base_dir / value).resolve()
+        path = resolve_path(ctx.base_dir, value, ctx)
         if not path.is_file():
             raise ctx.error(f"found {value!r}, but no such {spec.what} file: {path}")
         shown = os.path.relpath(path)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .component import Component, EventBlock, Loads, Signal
 from .config import FreeTable, Param, stack_params
+from .errors import RrsError, plugin_failure
 from .events import Event
 from .state import StateLayout, StateSpec
 
@@ -114,6 +115,8 @@ class Couplings(Component):
                  break_force: np.ndarray, coupling_speed: np.ndarray,
                  coupled: np.ndarray | None = None) -> None:
         self.groups = models  # (model, coupling indices)
+        self.origins: list[str] = []  # the plugin providing each group's model, for errors
+        self._t: float | None = None
         self.count = len(nominal)
         self.nominal = nominal  # nominal centre distance, m
         self.break_force = np.where(break_force > 0, break_force, np.inf)
@@ -171,6 +174,12 @@ class Couplings(Component):
         """Coupler forces (tension +) for deflections, their rates and the models' states
         (taken from ``y``). An uncoupled coupling carries nothing until its faces touch,
         and then only pushes."""
+        try:
+            return self._force(d, d_dot, y)
+        except Exception as exc:  # not plugin_call: this runs at every stage
+            raise self._failure("force", exc, self._t) from exc
+
+    def _force(self, d: np.ndarray, d_dot: np.ndarray, y: np.ndarray | None) -> np.ndarray:
         if self._single:
             f = self.groups[0][0].force(d, d_dot, self._states(y, 0) if y is not None
                                         else SimpleNamespace())
@@ -186,6 +195,7 @@ class Couplings(Component):
     def forces(self, t: float, y: np.ndarray, loads: Loads) -> None:
         if self.count == 0:
             return
+        self._t = t  # the time a failing model is reported at
         cf = self.force_at(y)
         loads.coupler_force = cf
         loads.force[:-1] -= cf
@@ -201,9 +211,40 @@ class Couplings(Component):
         apart = None if self.all_coupled else ~self.coupled & (d > self.lo)
         for g, (model, idx) in enumerate(self.groups):
             if self.state_slices[g]:
-                r = model.rates(d[idx], d_dot[idx], self._states(y, g))
-                for name, sl in self.state_slices[g].items():
-                    dy[sl] = r[name] if apart is None else np.where(apart[idx], 0.0, r[name])
+                try:
+                    r = model.rates(d[idx], d_dot[idx], self._states(y, g))
+                    for name, sl in self.state_slices[g].items():
+                        dy[sl] = r[name] if apart is None else np.where(apart[idx], 0.0,
+                                                                        r[name])
+                except Exception as exc:
+                    raise self._failure("rates", exc, t, g) from exc
+
+    def _failure(self, method: str, exc: Exception, t: float,
+                 group: int | None = None) -> RrsError:
+        """The error for a coupler model that raised in ``method``: names the model, its
+        module, the couplings it serves and the time. (One model object serves all its
+        couplings in one call, so the call cannot tell which coupling it failed for.)"""
+        if isinstance(exc, RrsError):
+            return exc
+        if group is None:
+            group = self._raising_group(exc)
+        model, idx = self.groups[group]
+        where = (f"coupling {int(idx[0])}" if len(idx) == 1
+                 else f"couplings {int(idx[0])}-{int(idx[-1])}")
+        origin = self.origins[group] if group < len(self.origins) else ""
+        who = f"coupler model {model.type_name!r} ({origin or type(model).__module__}) " \
+              f"in {method}() " \
+              f"for {where}"
+        return plugin_failure(who, exc, t)
+
+    def _raising_group(self, exc: Exception) -> int:
+        """The group whose model object raised ``exc`` (found in its traceback; 0 if not)."""
+        groups = {id(m): g for g, (m, _) in enumerate(self.groups)}
+        tb, found = exc.__traceback__, 0
+        while tb is not None:
+            found = groups.get(id(tb.tb_frame.f_locals.get("self")), found)
+            tb = tb.tb_next
+        return found
 
     @property
     def all_coupled(self) -> bool:

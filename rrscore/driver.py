@@ -3,6 +3,7 @@ at given times or positions, applied at the control rate."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,17 @@ class Action:
         return f"{who}: " + ", ".join(p for p in parts if p)
 
 
+def _nobody_has(keys: list[str], controls: list[str], train: Train) -> str:
+    """The error for an ``all_vehicles`` action no vehicle can take: names what is missing."""
+    models = [b.model for b in train.batches]
+    missing = [f"key {k!r}" for k in keys if not any(k in m.keys for m in models)]
+    missing += [f"control {n!r}" for n in controls if not any(n in m.controls for m in models)]
+    types = ", ".join(f"{m.type_name} (keys: {', '.join(m.keys) or 'none'}; controls: "
+                      f"{', '.join(m.controls) or 'none'})" for m in models)
+    what = ", ".join(missing) if missing else "every key and control named here together"
+    return f"found {what}, which no vehicle of the train has; expected those of {types}"
+
+
 def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                   ctx: Context) -> list[Action]:
     """Turn normalised ``[[scenario.driver]]`` tables into :class:`Action` objects, checking
@@ -124,7 +136,7 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
             vehicles = [i for i in range(train.count)
                         if fits(train.batches[train.batch_of[i]].model)]
             if not vehicles:
-                raise c.error("no vehicle of the train has every key and control named here")
+                raise c.error(_nobody_has(keys, list(a["set"]), train))
         else:
             vehicles = [a["vehicle"]]
         model = train.batches[train.batch_of[vehicles[0]]].model
@@ -140,8 +152,10 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                 raise c.child("set").child(name).error(
                     f"unknown control for {model.type_name}; expected one of: "
                     + (", ".join(model.controls) or "(it has no controls)"))
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise c.child("set").child(name).error(f"found {value!r}, expected a number")
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value):
+                raise c.child("set").child(name).error(
+                    f"found {value!r}, expected a finite number")
             controls[name] = float(value)
         position = a.get("at_position")
         if a.get("at_point") is not None:

@@ -140,9 +140,20 @@ class TrainDynamics:
         self.body_force = np.zeros(self.n)
         self.body_resist = np.zeros(self.n)
         self._mean_weights = train.mass / train.total_mass
-        self.events: list[EventBlock] = (self.bodies.events() + self.wheelsets.events()
-                                         + self.couplings.events())
+        per = [(self.bodies.events(), "vehicle"), (self.wheelsets.events(), "axle"),
+               (self.couplings.events(), "coupling")]
+        self.events: list[EventBlock] = [b for blocks, _ in per for b in blocks]
+        self._event_kind = [kind for blocks, kind in per for _ in blocks]
         self.refresh()
+
+    def event_where(self, block: int, j: int) -> str:
+        """Where component ``j`` of event block ``block`` is: "vehicle 3", "vehicle 0
+        axle 1" or "coupling 7"."""
+        kind = self._event_kind[block]
+        if kind == "axle":
+            return (f"vehicle {int(self.train.axle_vehicle[j])} "
+                    f"axle {int(self.wheelsets.axle_in_vehicle[j])}")
+        return f"{kind} {j}"
 
     # ------------------------------------------------------------------ state
     def initial_state(self, lead_position: float, speed: float | np.ndarray,

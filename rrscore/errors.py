@@ -21,6 +21,18 @@ class ConfigError(RrsError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class OutputError(RrsError):
+    """Outputs cannot be written: the directory is unwritable, in use or full."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A drive stopped by a signal (SIGINT, SIGTERM, SIGHUP): handled like Ctrl-C."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 class PluginError(RrsError):
     """A plugin raised: names the plugin, the vehicles it serves and the simulated time."""
 

@@ -34,6 +34,13 @@ EVENT_RTOL = 1e-7
 #: crossed it, is on its surface: the event is acted on now even if the dense output
 #: left it a hair before.
 ON_SURFACE = 1e-4
+#: A drive is stuck when this many passes of the loop in a row leave simulated time where
+#: it was (events firing again and again at one instant) ...
+MAX_PASSES_AT_ONE_INSTANT = 500
+#: ... or when this many steps in a row together cover less than :data:`MIN_PROGRESS`
+#: seconds (steps collapsing).
+STALL_WINDOW = 20000
+MIN_PROGRESS = 1e-3
 
 
 class Segment:
@@ -81,6 +88,13 @@ class Integrator:
         self.on_segment = on_segment
         self.event_counts: dict[str, int] = {b.name: 0 for b in dyn.events}
         self._declined: tuple | None = None  # an action refused at a step's start
+        #: Set, with :meth:`advance` returning its message, when the drive stops making
+        #: progress in simulated time.
+        self.stalled: str | None = None
+        self._located: dict[tuple[int, int], int] = {}  # events found in the stall window
+        self._passes = 0
+        self._window = (0, 0.0)  # passes so far, and the time at the window's start
+        self._last_t = -1.0
 
     def _derivative(self) -> np.ndarray:
         s = self.solver
@@ -129,6 +143,9 @@ class Integrator:
         g_old = self._values(s.t, s.y, self._derivative())
         while s.t < t_end:
             t0, y0, f0 = s.t, s.y, s.f
+            message = self._watch(t0)
+            if message is not None:
+                return message
             ok, message = s.step(t_end)
             if not ok:
                 return message or f"solver {s.name} failed at t = {s.t:.6g} s"
@@ -144,6 +161,7 @@ class Integrator:
                 continue
 
             t_star, (b, j) = self._locate(t0, g_old, g_new, hits)
+            self._located[(b, j)] = self._located.get((b, j), 0) + 1
             whole = True
             near_start = t_star - t0 <= EVENT_RTOL * max(1.0, abs(t0))
             if near_start and dyn.events[b].action is not None \
@@ -204,6 +222,28 @@ class Integrator:
                     g_old[bl] = g = g.copy()
                     g[idx] = np.sign(g_new[bl][idx]) * np.maximum(np.abs(g[idx]), 1e-300)
         return None
+
+    def _watch(self, t: float) -> str | None:
+        """Count passes of the loop; the stall message once the drive makes no progress."""
+        if t > self._window[1] + MIN_PROGRESS:
+            self._window, self._passes = (0, t), 0
+            self._located.clear()
+        n, t_start = self._window
+        self._window = (n + 1, t_start)
+        self._passes = self._passes + 1 if t == self._last_t else 0
+        self._last_t = t
+        if self._passes < MAX_PASSES_AT_ONE_INSTANT and n + 1 < STALL_WINDOW:
+            return None
+        if self._located:
+            (b, j), count = max(self._located.items(), key=lambda kv: kv[1])
+            what = (f"event {self.dyn.events[b].name!r} at {self.dyn.event_where(b, j)} "
+                    f"located {count} times")
+        else:
+            what = "no event"
+        how = (f"{self._passes} passes at one instant" if self._passes >= MAX_PASSES_AT_ONE_INSTANT
+               else f"{n + 1} steps covered {t - t_start:.3g} s")
+        self.stalled = (f"no progress in simulated time at t = {t:.6f} s: {how}, {what}")
+        return self.stalled
 
     def _step_to(self, t: float) -> str | None:
         s = self.solver

@@ -4,48 +4,81 @@ so a drive that stops early, by interruption or error, keeps what it wrote."""
 from __future__ import annotations
 
 import csv
+import io
 import time
 from pathlib import Path
 
 import numpy as np
 
 
-class Recorder:
-    """Collects sampled rows in memory and, with a file, writes each row as it comes."""
+class LineFile:
+    """A CSV file written in whole lines: rows are formatted into complete lines and
+    handed to the operating system in batches, one ``write`` call per batch, so a
+    drive killed at any moment leaves no torn row."""
 
     FLUSH_SECONDS = 1.0
+
+    def __init__(self, path: str | Path, header: list[str]) -> None:
+        self._fh = open(path, "wb", buffering=0)  # noqa: SIM115
+        self._pending: list[str] = []
+        self._text = io.StringIO()
+        self._csv = csv.writer(self._text)
+        self._last_flush = time.monotonic()
+        self.write(header)
+        self.flush()
+
+    def write(self, values: list) -> None:
+        """Queue one row (strings or numbers, in column order)."""
+        self._csv.writerow(values)
+        self._pending.append(self._text.getvalue())
+        self._text.seek(0)
+        self._text.truncate()
+        now = time.monotonic()
+        if now - self._last_flush > self.FLUSH_SECONDS or len(self._pending) >= 4096:
+            self.flush()
+            self._last_flush = now
+
+    def flush(self) -> None:
+        """Hand the queued rows to the operating system (whole lines only)."""
+        if self._pending and self._fh is not None:
+            data = "".join(self._pending).encode("utf-8")
+            self._pending.clear()
+            view = memoryview(data)
+            while view:  # a regular file takes it all at once; be safe anyway
+                view = view[self._fh.write(view):]
+
+    def close(self) -> None:
+        """Flush and close (safe to call twice)."""
+        if self._fh is not None:
+            try:
+                self.flush()
+            finally:
+                self._fh.close()
+                self._fh = None
+
+
+class Recorder:
+    """Collects sampled rows in memory and, with a file, writes each row as it comes."""
 
     def __init__(self, columns: list[str], path: str | Path | None = None,
                  keep: bool = True) -> None:
         self.columns = columns
         self.keep = keep  # keep rows in memory (for series()); a file writer need not
         self.rows: list[list[float]] = []
-        self._fh = None
-        self._writer = None
-        self._last_flush = time.monotonic()
-        if path is not None:
-            self._fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115
-            self._writer = csv.writer(self._fh)
-            self._writer.writerow(columns)
-            self._fh.flush()
+        self._file = LineFile(path, columns) if path is not None else None
 
     def record(self, row: list[float]) -> None:
         """Add one row (values in column order)."""
         if self.keep:
             self.rows.append(row)
-        if self._writer is not None:
-            self._writer.writerow([f"{v:.10g}" for v in row])
-            now = time.monotonic()
-            if now - self._last_flush > self.FLUSH_SECONDS:
-                self._fh.flush()
-                self._last_flush = now
+        if self._file is not None:
+            self._file.write([f"{v:.10g}" for v in row])
 
     def close(self) -> None:
         """Flush and close the file (safe to call twice)."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
-            self._writer = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def series(self) -> dict[str, np.ndarray]:
         """The recorded columns as arrays."""

@@ -193,7 +193,8 @@ class Run:
             message = self.integrator.advance(bound)
             self._emit()
             if message is not None:
-                self.stop_reason = "solver failed"
+                stalled = self.integrator.stalled is not None
+                self.stop_reason = "no progress" if stalled else "solver failed"
                 self.error = message
                 self._sample(s.t, s.y, final=True)
                 return self.stop_reason

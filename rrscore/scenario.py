@@ -20,6 +20,7 @@ from .config import (
     freeze,
     include,
     load_toml,
+    resolve_path,
     strip_private,
     thaw,
     validate,
@@ -27,10 +28,13 @@ from .config import (
 from .driver import ACTION_SCHEMA, Action, check_actions
 from .energy import FLOWS
 from .pluginmanager import Registry, load_registry
-from .track import ROUTE_SCHEMA, Route
+from .track import MAX_LENGTH, ROUTE_SCHEMA, Route
 from .train import TRAIN_SCHEMA, Train, resolve_train
 from .units import G
 from .vehicle import VEHICLE_SCHEMA
+
+#: Fastest start speed, m/s (720 km/h): above every rail speed record.
+MAX_SPEED = 200.0
 
 SCENARIO_SCHEMA = {
     "name": Param(kind=str, default="scenario", doc="scenario name"),
@@ -42,21 +46,24 @@ SCENARIO_SCHEMA = {
                          doc="plugin directories, relative to this file"),
     "start": Section({
         "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
-                          "the route"),
+                          "the route", min=-MAX_LENGTH, max=MAX_LENGTH),
         "point": Param(kind=str, default=None, doc="start with the front at a named route "
                        "point instead"),
-        "speed": Param("m/s", 0.0, "initial speed of every vehicle"),
+        "speed": Param("m/s", 0.0, "initial speed of every vehicle", min=-MAX_SPEED,
+                       max=MAX_SPEED),
         "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
                        doc="initial coupler slack"),
-        "speeds": Param("m/s", None, "initial speed per vehicle, overriding speed", kind=list),
+        "speeds": Param("m/s", None, "initial speed per vehicle, overriding speed", kind=list,
+                        min=-MAX_SPEED, max=MAX_SPEED),
         "gaps": Param("m", None, "extra distance per coupling at the start, beyond the slack",
-                      kind=list),
+                      kind=list, min=-MAX_LENGTH, max=MAX_LENGTH),
     }),
     "environment": Section({
         "wind": Param("m/s", 0.0, "wind speed along the track, + blowing towards +x (a tailwind "
-                      "for the train); acts through vehicle.resistance.air_cd_a"),
+                      "for the train); acts through vehicle.resistance.air_cd_a", min=-100.0,
+                      max=100.0),
         "air_density": Param("kg/m^3", 1.225, "air density for the air_cd_a force (ISA sea "
-                             "level by default)", min=0.0, exclusive_min=True),
+                             "level by default)", min=0.0, exclusive_min=True, max=10.0),
         "gravity": Param("m/s^2", G, "acceleration due to gravity: weight, grade forces and "
                          "resistances given per weight (published simulators use 9.8, "
                          "9.80155 or 9.80665)", min=9.7, max=9.9),
@@ -82,9 +89,11 @@ SCENARIO_SCHEMA = {
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
                           exclusive_min=True),
-        "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0),
-        "at_position": Param("m", None, "stop when the train's front passes this"),
-        "at_point": Param(kind=str, default=None, doc="stop when the lead's front passes a point"),
+        "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0,
+                              max=MAX_LENGTH),
+        "at_position": Param("m", None, "stop when the train's front passes this",
+                             min=-MAX_LENGTH, max=MAX_LENGTH),
+        "at_point": Param(kind=str, default=None, doc="stop when the train's front passes a point"),
         "standstill": Param(kind=bool, default=False,
                             doc="stop when the whole train stands still after having moved"),
         "standstill_speed": Param("m/s", 0.01, "speed below which a vehicle counts as standing",
@@ -210,7 +219,8 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                         plugin_dirs: list[str | Path] = ()) -> Scenario:
     """Check a ``[scenario]`` table and build its train and route."""
     cfg = validate(data, SCENARIO_SCHEMA, ctx)
-    dirs = [str((ctx.base_dir / d).resolve()) for d in cfg["plugin_dirs"]]
+    dirs = [str(resolve_path(ctx.base_dir, d, ctx.child("plugin_dirs").child(i)))
+            for i, d in enumerate(cfg["plugin_dirs"])]
     cfg["plugin_dirs"] = dirs
     all_dirs = tuple(dict.fromkeys([*dirs, *(str(Path(d).resolve()) for d in plugin_dirs)]))
     if registry is None:
@@ -254,6 +264,16 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                  None, out.child("vehicle_signals"), "signal")
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
+    for k, signal in enumerate(cfg["output"]["vehicle_signals"]):
+        if signal in VEHICLE_SIGNALS:
+            continue
+        for i in cfg["output"]["vehicles"]:  # a plugin's signal: every recorded vehicle has it
+            model = train.batches[train.batch_of[i]].model
+            if signal not in model.signals and signal not in model.states:
+                raise out.child("vehicle_signals").child(k).error(
+                    f"found {signal!r}, but vehicle {i} ({model.type_name}) has no such "
+                    f"signal; expected one of {', '.join(VEHICLE_SIGNALS)}"
+                    + "".join(f", {s}" for s in (*model.signals, *model.states)))
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,

@@ -11,6 +11,7 @@ at the end, also when the drive is interrupted or something fails.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import RrsError
+from .errors import OutputError, RrsError
 from .events import Event
 from .recorder import Recorder
 from .run import Run
@@ -77,52 +78,173 @@ class Drive:
     def _on_sample(self, t: float, y: np.ndarray, row: list[float]) -> None:
         self._rows.record(row)
         self.sample_state = y
-        self._hook.rrs_sample(drive=self, t=t, row=row)
+        try:
+            self._hook.rrs_sample(drive=self, t=t, row=row)
+        except OSError as exc:
+            raise _write_failure(exc, t) from exc
 
     def _on_event(self, event: Event) -> None:
         self.events.append(event)
-        self._hook.rrs_event(drive=self, event=event)
+        try:
+            self._hook.rrs_event(drive=self, event=event)
+        except OSError as exc:
+            raise _write_failure(exc, event.t) from exc
 
     def run(self, out: str | Path | None = None, progress: Progress | None = None,
-            chunk: float | None = None) -> DriveResult:
+            chunk: float | None = None, wall_limit: float | None = None) -> DriveResult:
         """Run to a stop condition; write outputs to ``out`` if given. ``progress`` is
-        called every ``chunk`` seconds of simulated time (a 200th of the run by default).
+        called every ``chunk`` seconds of simulated time (a 200th of the run by default),
+        and last with fraction 1.0 however the drive ends. With ``wall_limit``, the drive
+        stops (``stop_reason`` "wall_limit") after that many seconds of wall-clock time.
 
-        An interruption (Ctrl-C) or a failing plugin ends the drive with the
-        outputs written so far and the summary, then re-raises; a failing solver
+        An interruption (Ctrl-C, or a signal raising
+        :class:`~rrscore.errors.Interrupted`) or a failing plugin ends the drive with
+        the outputs written so far and the summary, then re-raises; a failing solver
         ends it with ``stop_reason`` "solver failed" and the solver's message.
+        ``out`` is refused (:class:`~rrscore.errors.OutputError`, before the drive
+        starts) if it cannot be written or another running drive is writing there.
         """
         self.out_dir = Path(out) if out is not None else None
+        self._lock = None
         if self.out_dir is not None:
-            if self.out_dir.exists() and not self.out_dir.is_dir():
-                raise RrsError(f"output directory {self.out_dir}: exists and is not a directory")
-            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._lock = prepare_output_dir(self.out_dir)
+        try:
+            return self._run(progress, chunk, wall_limit)
+        finally:
+            if self._lock is not None:
+                release_output_dir(self.out_dir, self._lock)
+                self._lock = None
+
+    def _run(self, progress: Progress | None, chunk: float | None,
+             wall_limit: float | None) -> DriveResult:
         run = self.run_
         error: BaseException | None = None
         wall0 = time.perf_counter()
-        self._hook.rrs_drive_start(drive=self)
         try:
-            if progress is None:
+            try:
+                self._hook.rrs_drive_start(drive=self)
+            except OSError as exc:
+                raise _write_failure(exc, run.t) from exc
+            if progress is None and wall_limit is None:
                 run.advance()
             else:
                 chunk = chunk or max(run.control_step, run.max_time / 200.0)
+                if wall_limit is not None:  # look at the clock at least every simulated second
+                    chunk = min(chunk, max(run.control_step, 1.0))
                 while run.advance(run.t + chunk) is None:  # pauses at control times only
-                    progress(run.t / run.max_time, run.t, float(run.solver.y[run.dyn.sv][0]))
-                progress(1.0, run.t, float(run.solver.y[run.dyn.sv][0]))
+                    if progress is not None:
+                        progress(run.t / run.max_time, run.t,
+                                 float(run.solver.y[run.dyn.sv][0]))
+                    if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
+                        run.stop_reason = "wall_limit"
+                        run.sample_final()
+                        break
         except KeyboardInterrupt as exc:
             run.stop_reason, error = "interrupted", exc
         except RrsError as exc:
             run.stop_reason, error = "error", exc
             run.error = str(exc)
+            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+        if progress is not None:  # the bar ends full however the drive ended
+            progress(1.0, run.t, float(run.solver.y[run.dyn.sv][0]))
         if error is not None:
-            run.sample_final()  # the state where it ended, as the time series' last row
+            try:
+                run.sample_final()  # the state where it ended, as the time series' last row
+            except (RrsError, OSError):
+                pass  # the writer that failed fails again: the summary still follows
         wall = time.perf_counter() - wall0
         result = DriveResult(run.summary(wall), self._rows.series(), self.out_dir,
                              list(self.events))
-        self._hook.rrs_drive_end(drive=self, result=result)
+        try:
+            self._hook.rrs_drive_end(drive=self, result=result)
+        except OSError as exc:
+            error = error or _write_failure(exc, run.t)
         if error is not None:
             raise error
         return result
+
+
+def _write_failure(exc: OSError, t: float) -> OutputError:
+    name = f"{exc.filename}: " if exc.filename else ""
+    return OutputError(f"output writer failed: {name}{exc.strerror or exc}, at t = {t:.3f} s")
+
+
+#: Vehicle-seconds simulated per wall-clock second, roughly (the ``spring`` benchmark:
+#: 100 vehicles at about 37 times real time), for the cost estimates of :func:`cost_warnings`.
+VEHICLE_SECONDS_PER_SECOND = 3000.0
+
+
+def cost_warnings(scenario: Scenario) -> list[str]:
+    """Warnings, with estimated cost, for settings that make a drive impossibly long or its
+    outputs impossibly large (``stop.max_time``, ``output.sample_interval``,
+    ``solver.control_step`` and the train's length)."""
+    cfg = scenario.config
+    t_max = cfg["stop"]["max_time"]
+    dt_out = cfg["output"]["sample_interval"]
+    dt_ctl = cfg["solver"]["control_step"]
+    n = sum(e["count"] for e in cfg["train"]["vehicles"])
+    out = []
+    rows = t_max / dt_out
+    if rows > 1e6:
+        width = 8 + len(cfg["output"]["vehicles"]) * len(cfg["output"]["vehicle_signals"]) \
+            + len(cfg["output"]["couplings"]) * len(cfg["output"]["coupling_signals"])
+        width += (n - 1) if cfg["output"]["coupler_forces"] else 0
+        out.append(f"output.sample_interval = {dt_out:g} s over stop.max_time = {t_max:g} s: "
+                   f"about {rows:.3g} rows, {rows * width * 12 / 1e9:.3g} GB of CSV")
+    steps = t_max / dt_ctl
+    if steps > 1e7:
+        out.append(f"solver.control_step = {dt_ctl:g} s over stop.max_time = {t_max:g} s: "
+                   f"{steps:.3g} control steps, each calling every vehicle plugin")
+    hours = t_max * n / VEHICLE_SECONDS_PER_SECOND / 3600.0
+    if hours > 6.0:
+        out.append(f"{n} vehicles for stop.max_time = {t_max:g} s: about {hours:.3g} hours of "
+                   "wall-clock time at a typical speed (see --wall-limit)")
+    return out
+
+
+LOCK_NAME = ".rrs-drive.lock"
+
+
+def prepare_output_dir(out: Path):
+    """Create ``out``, check it is writable and lock it for this drive; returns the open
+    lock file. :class:`OutputError` if it cannot be used or another drive holds it."""
+    try:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"output directory {out}: exists and is not a directory")
+        out.mkdir(parents=True, exist_ok=True)
+        fh = open(out / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise OutputError(f"output directory {out}: cannot write there: "
+                          f"{exc.strerror or exc}") from None
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): no protection against a second drive
+        return fh
+    try:
+        # an advisory lock dies with its process: a lock file left by a killed drive
+        # is simply taken over
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.seek(0)
+        holder = fh.read().strip()
+        fh.close()
+        raise OutputError(f"output directory {out}: in use by another running drive"
+                          + (f" (pid {holder})" if holder else "")
+                          + "; choose another --out or wait for it to end") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(f"{os.getpid()}\n")
+    fh.flush()
+    return fh
+
+
+def release_output_dir(out: Path, fh) -> None:
+    """Unlock ``out`` and remove its lock file."""
+    try:
+        (out / LOCK_NAME).unlink(missing_ok=True)
+    except OSError:
+        pass
+    fh.close()
 
 
 def drive(scenario: Scenario | str | Path, out: str | Path | None = None,

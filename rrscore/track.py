@@ -35,9 +35,15 @@ try:  # the C routines behind np.interp, without its argument checks (hot path)
 except ImportError:  # pragma: no cover - other numpy layouts
     _interp = _interp_complex = np.interp
 
+#: Steepest grade a route may have (rise over run): beyond rack railways' steepest.
+MAX_GRADE = 0.25
+#: Longest element and farthest position, m: every route on Earth is shorter.
+MAX_LENGTH = 1e8
+
 ELEMENT_SCHEMA = {
-    "length": Param("m", doc="element length", min=0.0, exclusive_min=True),
-    "grade": Param("1", 0.0, "rise over run; '+8 permille' climbs in the direction of travel"),
+    "length": Param("m", doc="element length", min=0.0, exclusive_min=True, max=MAX_LENGTH),
+    "grade": Param("1", 0.0, "rise over run; '+8 permille' climbs in the direction of travel",
+                   min=-MAX_GRADE, max=MAX_GRADE),
     "radius": Param("m", 0.0, "curve radius; 0 means straight track", min=0.0),
     "degree": Param(kind=float, default=0.0, min=0.0, max=179.0,
                     doc="degree of curve in degrees, US chord definition (a 100 ft chord "
@@ -45,21 +51,22 @@ ELEMENT_SCHEMA = {
     "transition": Param("m", 0.0, "length of the transition spiral at each end of the "
                         "curve, inside the element: the curvature rises linearly from 0 "
                         "over it (a clothoid)", min=0.0),
-    "speed_limit": Param("m/s", 0.0, "speed limit on the element; 0 means none", min=0.0),
+    "speed_limit": Param("m/s", 0.0, "speed limit on the element; 0 means none", min=0.0,
+                         max=200.0),
     "tunnel": Param(kind=bool, default=False, doc="the element is in a tunnel"),
 }
 
 POINT_SCHEMA = {
     "name": Param(kind=str, doc="name of the point (station, signal, sensor)"),
-    "position": Param("m", doc="position along the route"),
+    "position": Param("m", doc="position along the route", min=-MAX_LENGTH, max=MAX_LENGTH),
 }
 
 PROFILE_POINT_SCHEMA = {
-    "position": Param("m", doc="position along the route"),
+    "position": Param("m", doc="position along the route", min=-MAX_LENGTH, max=MAX_LENGTH),
     "elevation": Param("m", None, "height of the track (a point of vertical intersection "
-                       "of the straight grades either side)"),
+                       "of the straight grades either side)", min=-1e4, max=1e4),
     "grade": Param("1", None, "grade at this position (instead of elevation); grades "
-                   "between points are interpolated linearly"),
+                   "between points are interpolated linearly", min=-MAX_GRADE, max=MAX_GRADE),
     "vertical_curve_radius": Param("m", 0.0, "radius of the parabolic vertical curve "
                                    "centred on this point of elevation; 0 = a sharp change "
                                    "of grade", min=0.0),

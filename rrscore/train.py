@@ -32,9 +32,14 @@ from .pluginmanager import Registry
 from .units import G
 from .vehicle import VEHICLE_SCHEMA, VehicleModel
 
+#: The most vehicles one train may have: longer than any train run, and small enough that a
+#: typo in ``count`` cannot exhaust memory before a drive starts.
+MAX_VEHICLES = 5000
+
 TRAIN_VEHICLE_SCHEMA = {
     "config": Include(VEHICLE_SCHEMA, "vehicle config: a path or an inline table", "vehicle"),
-    "count": Param(kind=int, default=1, doc="how many of this vehicle", min=1),
+    "count": Param(kind=int, default=1, doc="how many of this vehicle", min=1,
+                   max=MAX_VEHICLES),
     "payload_fraction": Param(kind=float, default=1.0, doc="load as a fraction of payload_mass",
                               min=0.0, max=1.0),
     "orientation": Param(kind=str, default="forward", choices=("forward", "reversed"),
@@ -113,6 +118,10 @@ def resolve_train(train: dict[str, Any], registry: Registry) -> None:
     values into ``train`` (a fresh, mutable table), so the scenario that holds it is the
     whole, resolved description; :class:`Train` then builds from it without changing it.
     """
+    total = sum(entry["count"] for entry in train["vehicles"])
+    if total > MAX_VEHICLES:
+        raise source_context(train, "vehicles").error(
+            f"found {total} vehicles in all, expected at most {MAX_VEHICLES} in one train")
     for entry in train["vehicles"]:
         cfg = entry["config"]
         veh = cfg["vehicle"]
@@ -149,6 +158,16 @@ def _check_coupling(setting: dict[str, Any], registry: Registry, ctx: Context) -
                        "coupler model")
     if not setting.get("_params_checked"):
         setting["params"] = validate(setting["params"], cls.params, ctx.child("params"))
+        # the model's own checks (a draft-gear table that is unusable) at load time, where
+        # the file and key are known, not when a run builds the train
+        try:
+            with plugin_call(f"coupler model {setting['model']!r} in __init__()"):
+                cls([setting["params"]])
+        except PluginError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValueError):
+                raise
+            raise ctx.child("params").error(str(cause)) from None
         setting["_params_checked"] = True
 
 
@@ -287,16 +306,21 @@ class Train:
         groups = []
         for name, idx in by_model.items():
             cls = registry.coupler_models[name]
-            groups.append((cls([settings[j]["params"] for j in idx]), np.array(idx, dtype=int)))
+            with plugin_call(f"coupler model {name!r} in __init__()"):
+                model = cls([settings[j]["params"] for j in idx])
+            groups.append((model, np.array(idx, dtype=int)))
         nominal = (self.length[:-1] + self.length[1:]) / 2.0
         coupled = np.array([entries[self.entry_of[j]]["coupled"] for j in range(1, n)], bool)
-        return Couplings(
+        couplings = Couplings(
             groups,
             nominal,
             np.array([s["break_force"] for s in settings]),
             np.array([s["coupling_speed"] for s in settings]),
             coupled,
         )
+        couplings.origins = [registry.origin.get(("coupler_models", name), "")
+                             for name in by_model]
+        return couplings
 
     @property
     def total_mass(self) -> float:

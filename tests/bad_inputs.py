@@ -117,6 +117,96 @@ def not_utf8(d: Path) -> BadInput:
     return BadInput(p, ["latin1_route.toml", "not valid TOML", "UTF-8"])
 
 
+def nul_in_path(d: Path) -> BadInput:
+    p = d / "nul_scenario.toml"
+    p.write_text(scenario_toml('"train\\u0000.toml"', toml_path(LEVEL)))
+    return BadInput(p, ["nul_scenario.toml", "scenario.train", "NUL byte"])
+
+
+def symlink_loop(d: Path) -> BadInput:
+    (d / "loop_a.toml").symlink_to(d / "loop_b.toml")
+    (d / "loop_b.toml").symlink_to(d / "loop_a.toml")
+    p = d / "loop_scenario.toml"
+    p.write_text(scenario_toml('"loop_a.toml"', toml_path(LEVEL)))
+    return BadInput(p, ["loop_scenario.toml", "scenario.train", "'loop_a.toml'",
+                        "symlink loop"])
+
+
+def name_too_long(d: Path) -> BadInput:
+    p = d / "long_name_scenario.toml"
+    p.write_text(scenario_toml(f'"{"t" * 300}.toml"', toml_path(LEVEL)))
+    return BadInput(p, ["long_name_scenario.toml", "scenario.train", "too long"])
+
+
+def table_unloading_above_loading(d: Path) -> BadInput:
+    p = d / "table_train.toml"
+    p.write_text(
+        "[train]\n[train.coupling]\nmodel = \"table\"\n"
+        'params = { deflection = ["0.75 in", "3 in", "4 in"], '
+        'loading = ["200 kips", "325 kips", "400 kips"], '
+        'unloading = ["260 kips", "150 kips", "225 kips"] }\n'
+        f"[[train.vehicles]]\nconfig = {toml_path(LOCO)}\n"
+        f"[[train.vehicles]]\nconfig = {toml_path(CAR)}\n")
+    return BadInput(p, ["table_train.toml", "train.coupling.params", "'unloading'",
+                        "exceeds 'loading'"])
+
+
+def _huge(d: Path, name: str, extra: str, fragments: list[str], route: str | None = None,
+          train: str | None = None):
+    p = d / name
+    p.write_text(scenario_toml(train or toml_path(LOCO_TRAIN), route or toml_path(LEVEL),
+                               extra))
+    return BadInput(p, [name, *fragments])
+
+
+def huge_grade(d: Path) -> BadInput:
+    return _huge(d, "steep_scenario.toml", "", [
+        "scenario.route.elements[0].grade", "'1e308 permille'", "<= 0.25"],
+        route='{ elements = [{ length = "1 km", grade = "1e308 permille" }] }')
+
+
+def huge_inertia(d: Path) -> BadInput:
+    p = d / "heavy_axle_vehicle.toml"
+    p.write_text(vehicle_toml(wheelset_inertia='"1e308 kg*m^2"'))
+    return BadInput(p, ["heavy_axle_vehicle.toml", "vehicle.wheelset_inertia",
+                        "'1e308 kg*m^2'", "expected a moment of inertia"])
+
+
+def huge_speed(d: Path) -> BadInput:
+    return _huge(d, "fast_scenario.toml", '[scenario.start]\nspeed = "1e308 km/h"\n', [
+        "scenario.start.speed", "'1e308 km/h'", "expected a speed", "<= 200"])
+
+
+def nan_control(d: Path) -> BadInput:
+    return _huge(d, "nan_scenario.toml",
+                 '[[scenario.driver]]\nat_time = 0\nset = { traction_level = nan }\n',
+                 ["scenario.driver[0].set.traction_level", "nan", "expected a finite number"])
+
+
+def huge_count(d: Path) -> BadInput:
+    p = d / "long_train.toml"
+    p.write_text(f"[train]\n[[train.vehicles]]\nconfig = {toml_path(CAR)}\ncount = 1000000000\n")
+    return BadInput(p, ["long_train.toml", "train.vehicles[0].count", "1000000000",
+                        "<= 5000"])
+
+
+def signal_of_another_type(d: Path) -> BadInput:
+    train = CONFIGS / "trains" / "freight_50.toml"
+    return _huge(d, "signal_scenario.toml",
+                 '[scenario.output]\nvehicles = [0, 3]\n'
+                 'vehicle_signals = ["speed_mps", "traction_level"]\n',
+                 ["scenario.output.vehicle_signals[1]", "'traction_level'",
+                  "vehicle 3 (freight_car) has no such signal"], train=toml_path(train))
+
+
+def all_vehicles_unknown_control(d: Path) -> BadInput:
+    return _huge(d, "all_vehicles_scenario.toml",
+                 '[[scenario.driver]]\nat_time = 0\nall_vehicles = true\n'
+                 'set = { tracton_level = 1 }\n',
+                 ["scenario.driver[0]", "control 'tracton_level'", "no vehicle of the train",
+                  "controls: traction_level, brake_level"])
+
+
 CASES: dict[str, Callable[[Path], BadInput]] = {
     "unknown_key": unknown_key,
     "wrong_type": wrong_type,
@@ -128,4 +218,15 @@ CASES: dict[str, Callable[[Path], BadInput]] = {
     "wrong_unit": wrong_unit,
     "invalid_toml": invalid_toml,
     "not_utf8": not_utf8,
+    "nul_in_path": nul_in_path,
+    "symlink_loop": symlink_loop,
+    "name_too_long": name_too_long,
+    "table_unloading_above_loading": table_unloading_above_loading,
+    "huge_grade": huge_grade,
+    "huge_inertia": huge_inertia,
+    "huge_speed": huge_speed,
+    "nan_control": nan_control,
+    "huge_count": huge_count,
+    "signal_of_another_type": signal_of_another_type,
+    "all_vehicles_unknown_control": all_vehicles_unknown_control,
 }

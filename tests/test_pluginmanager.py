@@ -327,10 +327,10 @@ def test_plugin_error_keeps_timeseries_and_writes_summary_with_error(tmp_path: P
     assert (out / "speed.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_cli_drive_with_failing_plugin_exits_2_and_keeps_outputs(tmp_path: Path) -> None:
+def test_cli_drive_with_failing_plugin_exits_1_and_keeps_outputs(tmp_path: Path) -> None:
     scenario = failing_scenario(tmp_path, "value_error")
     proc = rrs("drive", scenario, "--out", tmp_path / "out")
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert "vehicle plugin 'flaky_car'" in proc.stderr
     assert "t = 1.000 s" in proc.stderr
@@ -403,3 +403,57 @@ def test_builtin_plugins_are_there_without_entry_points() -> None:
     assert {"simple_loco", "freight_car"} <= set(reg.vehicle_types)
     assert {"spring_damper", "sa3", "table", "linear"} <= set(reg.coupler_models)
     assert {"rk4", "rk45", "ros23"} <= set(reg.solvers)
+
+
+BRITTLE_COUPLER = '''
+import rrscore
+from rrscore.plugins.couplers import Linear
+
+
+class Brittle(Linear):
+    type_name = "brittle"
+    description = "a linear coupler whose force() raises on its 3000th call"
+    calls = 0
+
+    def force(self, d, d_dot, s):
+        Brittle.calls += 1
+        if Brittle.calls >= 3000:
+            raise ZeroDivisionError("brittle coupler snapped")
+        return super().force(d, d_dot, s)
+
+
+@rrscore.hookimpl
+def rrs_coupler_models():
+    return [Brittle]
+'''
+
+
+def test_coupler_model_raising_in_force_ends_the_drive_with_one_line_and_all_outputs(
+        tmp_path: Path) -> None:
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "brittle.py").write_text(BRITTLE_COUPLER)
+    scenario = tmp_path / "brittle_scenario.toml"
+    scenario.write_text(
+        '[scenario]\nplugin_dirs = ["plugins"]\n'
+        f"route = {toml_path(LEVEL)}\n"
+        '[scenario.train.coupling]\nmodel = "brittle"\n'
+        f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\n"
+        f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\ncount = 2\n"
+        '[[scenario.driver]]\nat_time = 0\nset = { traction_level = 1.0 }\n'
+        '[scenario.output]\nsample_interval = "0.05 s"\n'
+        '[scenario.stop]\nmax_time = "60 s"\n')
+    proc = rrs("drive", scenario, "--out", tmp_path / "out")
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert "coupler model 'brittle' (brittle@" in line
+    assert "in force() for couplings 0-1" in line
+    assert "ZeroDivisionError: brittle coupler snapped" in line
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "error"
+    assert f"at t = {summary['sim_time_s']:.3f} s" in line
+    assert summary["sim_time_s"] > 0.0
+    assert (tmp_path / "out" / "events.csv").is_file()
+    assert (tmp_path / "out" / "speed.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "out" / "force_envelope.png").read_bytes()[:4] == b"\x89PNG"

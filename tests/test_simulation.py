@@ -74,3 +74,66 @@ def test_fine_sampling_does_not_change_the_integration():
     # the fine rows at whole seconds are the coarse rows, to the dense output's accuracy
     np.testing.assert_allclose(fine.series["speed_mps"][::100], coarse.series["speed_mps"],
                                rtol=0, atol=1e-6)
+
+
+def test_the_progress_reaches_one_however_the_drive_stops():
+    sc = make_scenario([{"config": "vehicles/simple_loco.toml"}],
+                       start={"speed": "20 km/h"}, stop={"max_time": "2 h", "standstill": True},
+                       driver=[{"at_time": 0, "set": {"brake_level": 1.0}}])
+    seen: list[float] = []
+    result = Drive(sc).run(progress=lambda f, t, v: seen.append(f), chunk=1.0)
+    assert result.summary["stop_reason"] == "standstill"  # long before max_time
+    assert result.summary["sim_time_s"] < 0.5 * 7200.0
+    assert seen[-1] == 1.0 and max(seen[:-1]) < 0.5
+
+    def interrupt_at_second(fraction, t, v):
+        seen.append(fraction)
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+
+    seen.clear()
+    with pytest.raises(KeyboardInterrupt):
+        Drive(sc).run(progress=interrupt_at_second, chunk=1.0)
+    assert len(seen) == 3 and seen[1] < 0.5 and seen[-1] == 1.0
+
+
+def test_summary_is_replaced_whole_and_leaves_no_temporary_file(tmp_path):
+    from rrscore.outputs.summary import write_atomically
+
+    target = tmp_path / "summary.json"
+    target.write_text("old")
+    write_atomically(target, '{"new": 1}\n')
+    assert target.read_text() == '{"new": 1}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_a_full_disk_during_the_drive_ends_it_naming_the_file_and_keeps_the_summary(
+        tmp_path, monkeypatch):
+    import errno
+    import json
+
+    from rrscore.errors import OutputError
+    from rrscore.recorder import LineFile
+
+    sc = make_scenario([{"config": "vehicles/simple_loco.toml"}],
+                       driver=[{"at_time": 0, "set": {"traction_level": 1.0}}],
+                       stop={"max_time": "60 s"}, output={"sample_interval": "0.1 s"})
+    real_write = LineFile.write
+    rows = 0
+
+    def write(self, values):
+        nonlocal rows
+        rows += 1
+        if rows == 100:
+            raise OSError(errno.ENOSPC, "No space left on device", "timeseries.csv")
+        real_write(self, values)
+
+    monkeypatch.setattr(LineFile, "write", write)
+    with pytest.raises(OutputError) as info:
+        Drive(sc).run(tmp_path / "out")
+    assert str(info.value).startswith(
+        "output writer failed: timeseries.csv: No space left on device, at t = ")
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "error"
+    assert summary["error"] == str(info.value)
+    assert 0.0 < summary["sim_time_s"] < 60.0

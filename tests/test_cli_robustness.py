@@ -1,0 +1,185 @@
+"""``rrs`` under attack: exit statuses, --debug, --version, overrides, signals, killed
+drives, locked and unwritable output directories."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from bad_inputs import CASES, REPO
+from test_cli import rrs
+
+FREIGHT = REPO / "configs" / "scenarios" / "freight_50.toml"
+LEVEL = REPO / "configs" / "scenarios" / "simple_loco_level.toml"
+
+
+def start_drive(out: Path, *extra: str) -> subprocess.Popen:
+    """A long drive (the demo over 10 h of simulated time) as a child process."""
+    env = {k: v for k, v in os.environ.items() if k != "RRS_PLUGIN_PATH"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "rrscore.cli", "drive", str(FREIGHT), "--out", str(out),
+         "--set", "stop.max_time='10 h'", "--set", "output.sample_interval='0.05 s'", *extra],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
+
+
+def wait_for_rows(out: Path, rows: int = 50, limit: float = 120.0) -> None:
+    """Until timeseries.csv holds ``rows`` lines (a poll with a generous limit: the test
+    measures no speed)."""
+    path = out / "timeseries.csv"
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if path.is_file() and path.read_bytes().count(b"\n") > rows:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the drive wrote no rows")
+
+
+def assert_every_csv_line_parses(out: Path) -> None:
+    for name in ("timeseries.csv", "coupler_forces.csv"):
+        text = (out / name).read_bytes().decode("utf-8")
+        assert text.endswith("\n"), f"{name} ends in a torn row"
+        rows = list(csv.reader(text.splitlines()))
+        assert len(rows) > 10
+        for row in rows[1:]:
+            assert len(row) == len(rows[0])
+            [float(v) for v in row]
+    text = (out / "events.csv").read_text()
+    assert text.endswith("\n") or text == ""
+    for row in list(csv.reader(text.splitlines()))[1:]:
+        assert len(row) == 5
+        float(row[0])
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGHUP, 129),
+                                         (signal.SIGINT, 130)])
+def test_a_signal_ends_the_drive_keeping_whole_csvs_and_a_whole_summary(tmp_path, sig, status):
+    proc = start_drive(tmp_path / "out")
+    wait_for_rows(tmp_path / "out")
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == status, err
+    assert "Traceback" not in err
+    assert f"interrupted; results so far were kept ({signal.Signals(sig).name})" in err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "interrupted"
+    assert_every_csv_line_parses(tmp_path / "out")
+    assert not (tmp_path / "out" / ".rrs-drive.lock").exists()
+
+
+def test_a_killed_drive_leaves_csvs_whose_every_line_parses(tmp_path):
+    proc = start_drive(tmp_path / "out")
+    wait_for_rows(tmp_path / "out", rows=400)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert_every_csv_line_parses(tmp_path / "out")
+    assert not list((tmp_path / "out").glob(".summary.json*"))  # no half summary either
+
+
+def test_an_output_directory_in_use_is_refused_and_a_stale_lock_taken_over(tmp_path):
+    proc = start_drive(tmp_path / "out")
+    try:
+        wait_for_rows(tmp_path / "out", rows=1)
+        second = rrs("drive", LEVEL, "--out", tmp_path / "out")
+        assert second.returncode == 2
+        assert second.stderr.strip() == (
+            f"rrs: error: output directory {tmp_path / 'out'}: in use by another running "
+            f"drive (pid {proc.pid}); choose another --out or wait for it to end")
+    finally:
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert (tmp_path / "out" / ".rrs-drive.lock").exists()  # left behind by the kill
+    again = rrs("drive", LEVEL, "--out", tmp_path / "out", "--max-time", "5")
+    assert again.returncode == 0, again.stderr
+    assert not (tmp_path / "out" / ".rrs-drive.lock").exists()
+
+
+def test_an_unusable_output_directory_is_one_line_before_the_drive(tmp_path):
+    (tmp_path / "file").write_text("")
+    proc = rrs("drive", LEVEL, "--out", tmp_path / "file" / "out")
+    assert proc.returncode == 2
+    assert proc.stderr == (f"rrs: error: output directory {tmp_path / 'file' / 'out'}: "
+                           "cannot write there: Not a directory\n")
+    assert proc.stdout == ""
+
+
+def test_debug_shows_the_traceback_and_the_one_line(tmp_path):
+    bad = CASES["wrong_unit"](tmp_path)
+    quiet = rrs("validate", bad.path)
+    loud = rrs("--debug", "validate", bad.path)
+    assert quiet.returncode == loud.returncode == 2
+    assert "Traceback" not in quiet.stderr
+    assert "Traceback" in loud.stderr
+    assert loud.stderr.endswith(quiet.stderr)
+
+
+def test_version_names_the_package():
+    proc = rrs("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("rrs (rrscore) ")
+
+
+@pytest.mark.parametrize("command", ["drive", "validate", "plugins", "cab", "plot", "new"])
+def test_every_command_help_has_an_example_and_the_exit_codes(command):
+    proc = rrs(command, "--help")
+    assert proc.returncode == 0
+    assert f"example:\n  rrs {command}" in proc.stdout
+    assert "exit status:" in proc.stdout and "130" in proc.stdout
+
+
+def test_overrides_reach_the_resolved_scenario(tmp_path):
+    proc = rrs("drive", LEVEL, "--out", tmp_path / "out", "--max-time", "12 s",
+               "--solver", "rk4", "--set", "start.speed='36 km/h'",
+               "--set", "output.sample_interval=0.5")
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "out" / "scenario.resolved.toml").read_text()
+    assert "max_time = 12.0" in text and 'method = "rk4"' in text
+    assert "speed = 10.0" in text and "sample_interval = 0.5" in text
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["sim_time_s"] == pytest.approx(12.0)
+    assert summary["solver"] == "rk4"
+
+
+@pytest.mark.parametrize("option, fragments", [
+    (["--set", "stop.max_tim=5"], ["scenario.stop.max_tim: unknown key",
+                                   "did you mean 'max_time'?"]),
+    (["--set", "train.vehicles[9].count=5"],
+     ["rrs: error: --set: scenario has no key 'train.vehicles[9].count'"]),
+    (["--set", "nokey"], ["rrs: error: --set: found 'nokey', expected KEY=VALUE"]),
+    (["--max-time", "-5 s"], ["simple_loco_level.toml: scenario.stop.max_time",
+                              "found '-5 s'", "expected a time"]),
+    (["--solver", "euler"], ["scenario.solver.method: found 'euler'", "rk45"]),
+])
+def test_a_bad_override_is_a_config_error_naming_the_key(tmp_path, option, fragments):
+    proc = rrs("drive", LEVEL, "--out", tmp_path / "out", *option)
+    assert proc.returncode == 2
+    assert len(proc.stderr.splitlines()) == 1, proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr
+
+
+def test_wall_limit_stops_the_drive_and_keeps_the_outputs(tmp_path):
+    proc = rrs("drive", FREIGHT, "--out", tmp_path / "out", "--max-time", "10 h",
+               "--wall-limit", "1")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "wall_limit"
+    assert summary["sim_time_s"] < 36000.0
+
+
+def test_a_huge_drive_is_warned_about_with_its_cost(tmp_path):
+    proc = rrs("validate", LEVEL)  # validation alone does not warn
+    assert "warning" not in proc.stderr
+    proc = rrs("drive", LEVEL, "--out", tmp_path / "out", "--max-time", "1e7",
+               "--set", "output.sample_interval=0.001", "--wall-limit", "0.5")
+    assert "rrs: warning: output.sample_interval = 0.001 s over stop.max_time = 1e+07 s: " \
+           "about 1e+10 rows" in proc.stderr
+    assert "rrs: warning: solver.control_step = 0.05 s over stop.max_time = 1e+07 s: " \
+           "2e+08 control steps" in proc.stderr

@@ -1,0 +1,51 @@
+"""The integrator's guard against drives that stop making progress in simulated time."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import make_scenario
+
+from rrscore import Drive
+
+#: Far more right-hand-side evaluations than the 12 s drive below needs either way; a
+#: drive that reaches this has hung (a budget, not a wall-clock limit).
+RHS_BUDGET = 300_000
+
+
+def _climb_then_brake(method: str):
+    """SimpleLoco + 60 loaded cars on an 8 permille climb, traction 0.775 from 0 s, brake
+    pressed at 2 s: the loco stops and one wheelset flipped between slide and re-adhesion
+    at a single instant, for ever."""
+    return make_scenario(
+        [{"config": "vehicles/simple_loco.toml"},
+         {"config": "vehicles/freight_car_4axle.toml", "count": 60, "payload_fraction": 1.0}],
+        [{"length": "10 km", "grade": "8 permille"}],
+        solver={"method": method},
+        driver=[{"at_time": "0 s", "set": {"traction_level": 0.775}},
+                {"at_time": "2 s", "press": "brake"}],
+        stop={"max_time": "12 s"})
+
+
+@pytest.mark.parametrize("method", ["rk45", "rk4"])
+def test_a_drive_stuck_at_one_instant_ends_naming_the_event_and_vehicle(method):
+    drive = Drive(_climb_then_brake(method))
+    rhs = drive.dyn.rhs
+    calls = 0
+
+    def counted(t, y):
+        nonlocal calls
+        calls += 1
+        if calls > RHS_BUDGET:
+            raise AssertionError("drive hung: right-hand-side budget exhausted")
+        return rhs(t, y)
+
+    drive.solver.fun = counted
+    result = drive.run()
+    s = result.summary
+    assert s["stop_reason"] in ("max_time", "no progress")
+    if s["stop_reason"] == "no progress":
+        assert "event 'slip'" in s["error"] and "vehicle 0 axle" in s["error"]
+        assert f"t = {s['sim_time_s']:.6f} s" in s["error"]
+    assert all(math.isfinite(v) for v in result.series["speed_mps"])
