@@ -36,7 +36,8 @@ class Loads:
     (``coupler_force``) for their own ``rates`` and signals.
     """
 
-    __slots__ = ("force", "resist", "accel", "coupler_force", "rail", "gravity", "air")
+    __slots__ = ("force", "resist", "accel", "coupler_force", "rail", "gravity", "air",
+                 "rail_resist")
 
     def __init__(self, force: np.ndarray, resist: np.ndarray) -> None:
         self.force = force
@@ -46,6 +47,8 @@ class Loads:
         self.rail: tuple[np.ndarray, np.ndarray] | None = None
         self.gravity: np.ndarray | None = None  # gravity along the track, N
         self.air: np.ndarray | None = None  # air force relative to the wind, N
+        #: Part of ``resist`` that is locked wheels sliding on the rail, N per vehicle.
+        self.rail_resist: np.ndarray | None = None
 
 
 @dataclass

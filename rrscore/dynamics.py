@@ -113,6 +113,7 @@ class TrainDynamics:
         self.bodies = Bodies(train, route, wind, air_density, position_tol, speed_tol)
         self.wheelsets = Wheelsets(train, self.bodies, speed_tol, accelerations=self.rhs,
                                    on_modes_changed=self.refresh)
+        self.wheelsets.loads_at = self.loads
         self.couplings = train.couplings
         self.vehicle_states = VehicleStates(train, self.bodies)
         self.energy = EnergyAccount(train, self.bodies, self.wheelsets)

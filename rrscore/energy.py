@@ -90,7 +90,10 @@ class EnergyAccount(Component):
             slip = np.bincount(veh, rail * (omega * r - v[veh]), self.n)
         dy[self.slices["drive"]] = drive
         dy[self.slices["brake"]] = brake
-        dy[self.slices["resistance"]] = (loads.resist - brake_held) * speed
+        resist = loads.resist - brake_held
+        if loads.rail_resist is not None:  # locked wheels: counted under slip
+            resist = resist - loads.rail_resist
+        dy[self.slices["resistance"]] = resist * speed
         dy[self.slices["gravity"]] = loads.gravity * v
         dy[self.slices["air"]] = (0.0 if loads.air is None else loads.air) * v
         dy[self.slices["slip"]] = slip

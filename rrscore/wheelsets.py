@@ -43,6 +43,8 @@ class Wheelsets(Component):
         ``on_modes_changed()``: called when axles start or stop slipping."""
         self.train, self.bodies = train, bodies
         self.rhs = accelerations
+        #: ``loads(t, y)``, the right-hand side's forces (set by the dynamics).
+        self.loads_at: Callable[[float, np.ndarray], Loads] | None = None
         self.on_modes_changed = on_modes_changed
         na = train.axle_count
         self.na = na
@@ -126,8 +128,21 @@ class Wheelsets(Component):
         # its contact is saturated (full psi N); beyond it, the creep law falls off.
         ratio = np.where(np.abs(x) <= 1.0, np.sign(x),
                          adhesion.creep_ratio_unchecked(x, tr.kinetic_ratio[k]))
-        rail = self.psi(v[veh], k) * tr.axle_normal[k] * ratio
-        loads.force += np.bincount(veh, rail, tr.count)
+        cap = self.psi(v[veh], k) * tr.axle_normal[k]
+        rail = cap * ratio
+        locked = self.spin[k] == 0.0
+        if locked.any():
+            # A locked wheel is friction at the rail: against the vehicle's motion and,
+            # at rest, holding it up to the adhesion peak. As a signed force it would
+            # vanish at v = 0 and flip as v passes zero, so a vehicle pushed against its
+            # locked wheels would stop and slide off again at one instant, for ever.
+            peak = np.where(np.abs(x) <= 1.0, 1.0, np.abs(ratio))
+            held = np.bincount(veh[locked], (cap * peak)[locked], tr.count)
+            loads.resist += held
+            loads.rail_resist = held
+            loads.force += np.bincount(veh[~locked], rail[~locked], tr.count)
+        else:
+            loads.force += np.bincount(veh, rail, tr.count)
         loads.rail = (k, rail)
 
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
@@ -153,7 +168,11 @@ class Wheelsets(Component):
         sv = self.bodies.sv
         v, a = y[sv][veh], f[sv][veh]
         torque, brake_max = self.axle_torque[k], self.axle_brake[k]
-        brake = np.where(v != 0.0, brake_max * np.sign(v),
+        # The brake acts against the motion, or at rest against the motion about to
+        # start (a vehicle pushed off its brakes); only a vehicle that stays put has
+        # the static hold, which takes no more than the torque.
+        moving = np.where(v != 0.0, np.sign(v), np.sign(a))
+        brake = np.where(moving != 0.0, brake_max * moving,
                          np.minimum(np.maximum(torque, -brake_max), brake_max))
         return (torque - brake) / tr.axle_radius[k] - tr.axle_mass_equiv[k] * a
 
@@ -214,6 +233,24 @@ class Wheelsets(Component):
     def _start_slip(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
         tr = self.train
         need = self.required_rail_force(y, self.rhs(t, y), idx)
+        # Decline axles that need no more than adhesion gives where the event landed: a
+        # braked axle's demand jumps from the full brake to the static hold as its
+        # vehicle stops, so a crossing found just before the stop can be gone at it.
+        veh = tr.axle_vehicle[idx]
+        cap = self.psi(y[self.bodies.sv][veh], idx) * tr.axle_normal[idx]
+        brink = (np.abs(need) <= cap) & (y[self.bodies.sv][veh] == 0.0)
+        if brink.any() and self.loads_at is not None:
+            # At rest a held vehicle's demand is constant, so a crossing located there is
+            # the vehicle moving off (its push reaching its hold): from then on its brakes
+            # act against the push.
+            d = np.sign(self.loads_at(t, y).force[veh[brink]])
+            kb = idx[brink]
+            need[brink] = np.where(d != 0.0, (self.axle_torque[kb] - self.axle_brake[kb] * d)
+                                   / tr.axle_radius[kb], need[brink])
+        over = np.abs(need) > cap
+        idx, need = idx[over], need[over]
+        if not idx.size:
+            return y
         y = y.copy()
         v = y[self.bodies.sv][tr.axle_vehicle[idx]]
         y[self.somega][idx] = (v + tr.creep_slip[idx] * np.sign(need)) / tr.axle_radius[idx]
