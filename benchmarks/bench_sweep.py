@@ -10,8 +10,10 @@ repository root:
 
     python benchmarks/bench_sweep.py [--max-time 60] [--no-dask]
 
-It is a measurement, not a test: the figures depend on the machine and its load (the
-speed-up can only approach 2 when two cores are free).
+It is a measurement, not a test: the figures depend on the machine and its load. The
+speed-up can only approach 2 when two cores are free, so the benchmark also measures
+how many cores two busy-loop processes get, before and after the sweeps
+(``cores_free_before``, ``cores_free_after``).
 """
 
 from __future__ import annotations
@@ -44,6 +46,30 @@ def timed(sweep: Sweep, **run) -> tuple[float, list[dict]]:
     return time.perf_counter() - t0, result.rows
 
 
+def _busy(n: int) -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i % 7
+    return time.perf_counter() - t0
+
+
+def machine_parallelism(n: int = 20_000_000) -> float:
+    """How many cores the machine gives two processes now: twice the time of one busy
+    loop alone over the time of two at once (2.0 on two free cores)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rrscore.sweep import _context
+
+    with ProcessPoolExecutor(2, mp_context=_context()) as pool:
+        list(pool.map(_busy, [1000, 1000]))  # start both workers first
+        alone = pool.submit(_busy, n).result()
+        t0 = time.perf_counter()
+        list(pool.map(_busy, [n, n]))
+        both = time.perf_counter() - t0
+    return 2.0 * alone / both
+
+
 def load() -> float:
     """The machine's 1-minute load average: other work competing for the cores."""
     return os.getloadavg()[0]
@@ -58,6 +84,9 @@ def main() -> None:
     sweep = make_sweep(args.max_time)
     n = len(sweep.cases())
     load_before = load()
+    cores_before = machine_parallelism()
+    print(f"the machine gives 2 processes {cores_before:.2f} cores (busy-loop check)",
+          flush=True)
     cpu0 = time.process_time()
     wall_1, rows_1 = timed(sweep, workers=1)
     cpu_1 = time.process_time() - cpu0
@@ -87,6 +116,8 @@ def main() -> None:
                   f"(cluster start {dask_startup:.2f} s, not counted), "
                   f"speed-up {wall_1 / wall_dask:.2f}", flush=True)
 
+    cores_after = machine_parallelism()
+    print(f"the machine gives 2 processes {cores_after:.2f} cores (busy-loop check, after)")
     print(json.dumps({
         "case": "sweep", "drives": n, "sim_time_total_s": sim_total,
         "real_time_factor": sim_total / wall_2,
@@ -95,6 +126,7 @@ def main() -> None:
         "wall_dask": wall_dask, "speedup_dask": wall_1 / wall_dask if wall_dask else None,
         "dask_cluster_start_s": dask_startup, "tables_identical": True,
         "cpu_1": cpu_1, "load_average_before": load_before, "load_average_after": load(),
+        "cores_free_before": cores_before, "cores_free_after": cores_after,
         "cpus": os.cpu_count(), "python": platform.python_version(),
     }))
 
