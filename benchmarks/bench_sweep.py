@@ -40,10 +40,11 @@ def make_sweep(max_time: float) -> Sweep:
     })
 
 
-def timed(sweep: Sweep, **run) -> tuple[float, list[dict]]:
+def timed(sweep: Sweep, **run) -> tuple[float, list[dict], float]:
+    """Wall time, rows and the processor time of the cases (summed over workers)."""
     t0 = time.perf_counter()
     result = sweep.run(**run)
-    return time.perf_counter() - t0, result.rows
+    return time.perf_counter() - t0, result.rows, result.cpu_time_s
 
 
 def _busy(n: int) -> float:
@@ -87,19 +88,17 @@ def main() -> None:
     cores_before = machine_parallelism()
     print(f"the machine gives 2 processes {cores_before:.2f} cores (busy-loop check)",
           flush=True)
-    cpu0 = time.process_time()
-    wall_1, rows_1 = timed(sweep, workers=1)
-    cpu_1 = time.process_time() - cpu0
+    wall_1, rows_1, cpu_1 = timed(sweep, workers=1)
     sim_total = sum(r["sim_time_s"] for r in rows_1)
     assert not any(r["error"] for r in rows_1), [r["error"] for r in rows_1 if r["error"]]
     print(f"{n} drives, {sim_total:.0f} s simulated; 1 worker: {wall_1:.2f} s wall, "
           f"{cpu_1:.2f} s CPU (load average before: {load_before:.2f})", flush=True)
-    wall_2, rows_2 = timed(sweep, workers=2)
+    wall_2, rows_2, cpu_2 = timed(sweep, workers=2)
     assert rows_2 == rows_1, "2 workers gave a different table"
-    print(f"2 workers: {wall_2:.2f} s wall, speed-up {wall_1 / wall_2:.2f}", flush=True)
+    print(f"2 workers: {wall_2:.2f} s wall, {cpu_2:.2f} s CPU in the workers, "
+          f"speed-up {wall_1 / wall_2:.2f}", flush=True)
 
-    wall_dask = None
-    dask_startup = None
+    wall_dask = cpu_dask = dask_startup = None
     if not args.no_dask:
         try:
             from dask.distributed import LocalCluster
@@ -110,10 +109,10 @@ def main() -> None:
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                               dashboard_address=None) as cluster:
                 dask_startup = time.perf_counter() - t0
-                wall_dask, rows_d = timed(sweep, scheduler=cluster.scheduler_address)
+                wall_dask, rows_d, cpu_dask = timed(sweep, scheduler=cluster.scheduler_address)
             assert rows_d == rows_1, "the Dask cluster gave a different table"
             print(f"Dask, 2 worker processes: {wall_dask:.2f} s wall "
-                  f"(cluster start {dask_startup:.2f} s, not counted), "
+                  f"(cluster start {dask_startup:.2f} s, not counted), {cpu_dask:.2f} s CPU, "
                   f"speed-up {wall_1 / wall_dask:.2f}", flush=True)
 
     cores_after = machine_parallelism()
@@ -125,7 +124,8 @@ def main() -> None:
         "wall_1": wall_1, "wall_2": wall_2, "speedup_2_workers": wall_1 / wall_2,
         "wall_dask": wall_dask, "speedup_dask": wall_1 / wall_dask if wall_dask else None,
         "dask_cluster_start_s": dask_startup, "tables_identical": True,
-        "cpu_1": cpu_1, "load_average_before": load_before, "load_average_after": load(),
+        "cpu_1": cpu_1, "cpu_2": cpu_2, "cpu_dask": cpu_dask,
+        "load_average_before": load_before, "load_average_after": load(),
         "cores_free_before": cores_before, "cores_free_after": cores_after,
         "cpus": os.cpu_count(), "python": platform.python_version(),
     }))

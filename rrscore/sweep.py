@@ -61,7 +61,16 @@ def run_case(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[st
     """Build one case (``scenario`` with ``values``), drive it headless and return its row
     without the case index: the parameters in SI (``KEY_si``), the summary ``columns`` and
     ``error`` ("" when it ran). A case that fails is a row with its error, never an
-    exception. Runs in whichever process gets the case."""
+    exception. Runs in whichever process gets the case; ``_cpu_s`` is the processor time it
+    took there (not a column of the table)."""
+    cpu0 = time.process_time()
+    row = _case_row(scenario, values, columns, out)
+    row["_cpu_s"] = time.process_time() - cpu0
+    return row
+
+
+def _case_row(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[str],
+              out: str | None) -> dict[str, Any]:
     row: dict[str, Any] = {f"{k}{SI_SUFFIX}": None for k in values}
     row.update({c: None for c in columns})
     try:
@@ -97,7 +106,8 @@ def _run_case_args(args: tuple) -> dict[str, Any]:
 @dataclass
 class SweepResult:
     """A finished (or interrupted) sweep: the table's ``columns`` and its ``rows`` in case
-    order, where the files went and how long it took."""
+    order, where the files went, how long it took and the processor time its cases took,
+    summed over the workers."""
 
     columns: list[str]
     rows: list[dict[str, Any]]
@@ -105,6 +115,7 @@ class SweepResult:
     wall_time_s: float = 0.0
     runner: str = ""
     interrupted: bool = False
+    cpu_time_s: float = 0.0
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -264,9 +275,11 @@ class Sweep:
         writer = _TableWriter(out_dir, self.table_columns, meta)
         pending: dict[int, dict[str, Any]] = {}
         done = 0
+        cpu = 0.0
 
         def collect(i: int, row: dict[str, Any]) -> None:
-            nonlocal done
+            nonlocal done, cpu
+            cpu += row.pop("_cpu_s", 0.0)
             pending[i] = {"case": i, **{k: _plain(v) for k, v in cases[i].items()}, **row}
             while done in pending:  # rows go out in case order whoever finishes first
                 r = pending.pop(done)
@@ -292,7 +305,7 @@ class Sweep:
         finally:
             writer.close(interrupted)
         return SweepResult(writer.columns, writer.rows, out_dir,
-                           time.perf_counter() - wall0, runner, interrupted)
+                           time.perf_counter() - wall0, runner, interrupted, cpu)
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -63,6 +63,7 @@ def test_two_workers_give_the_same_table_and_files_as_one(scenario, serial,
     doc = json.loads((tmp_path / "sweep.json").read_text())
     assert doc["rows"] == json.loads((serial.out_dir / "sweep.json").read_text())["rows"]
     assert doc["runner"] == "2 local workers" and doc["cases"] == 6
+    assert two.cpu_time_s > 0 and "_cpu_s" not in two.rows[0]  # measured in the workers
 
 
 def test_dask_cluster_gives_the_same_table_as_one_worker(scenario, serial) -> None:
