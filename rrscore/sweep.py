@@ -265,6 +265,7 @@ class Sweep:
                   if save_runs and out_dir is not None else None)
                  for i, values in enumerate(cases)]
         if scheduler is not None:
+            _dask()  # before any file is written
             runner = "dask"
         elif workers > 1:
             runner = f"{workers} local workers"
@@ -328,12 +329,19 @@ def _run_pool(workers: int, tasks: list[tuple], collect: Callable) -> None:
             raise
 
 
-def _run_dask(scheduler: Any, tasks: list[tuple], collect: Callable) -> None:
+def _dask() -> Any:
+    """The ``dask.distributed`` module, or a one-line error naming the extra to install."""
     try:
-        from dask.distributed import Client, as_completed
+        import dask.distributed
     except ImportError:
         raise RrsError("a Dask scheduler needs dask.distributed, an optional extra: "
                        "pip install 'rrscore[dask]'") from None
+    return dask.distributed
+
+
+def _run_dask(scheduler: Any, tasks: list[tuple], collect: Callable) -> None:
+    distributed = _dask()
+    Client, as_completed = distributed.Client, distributed.as_completed
     own = not isinstance(scheduler, Client)
     if own:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,13 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys, args, message)
     assert main(["sweep", str(SCENARIO), *args, "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_scheduler_without_dask_is_a_one_line_error_naming_the_extra(tmp_path: Path, capsys,
+                                                                     monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # not importable
+    code = main(["sweep", str(SCENARIO), "--param", "stop.max_time=1",
+                 "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "rrscore[dask]" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # refused before anything was written
