@@ -16,6 +16,10 @@ The public API, in a few lines::
     run.advance()
     run.restore(saved)
 
+    sweep = rrscore.Sweep(scenario, {"start.speed": ["0 km/h", "40 km/h"],
+                                     "stop.max_time": [60, 120]})
+    table = sweep.run(out="out/sweep", workers=2)    # one summary row per case
+
 A :class:`Scenario` is an immutable description (it pickles, and runs the same
 any number of times); a :class:`Run` owns every piece of changing state.
 
@@ -49,6 +53,7 @@ from .scenario import Scenario, load_scenario, validate_file
 from .simulation import Drive, DriveResult, drive
 from .solvers import Solver
 from .state import StateSpec
+from .sweep import Sweep, SweepResult
 from .vehicle import VehicleModel
 
 __all__ = [
@@ -66,6 +71,8 @@ __all__ = [
     "Snapshot",
     "Solver",
     "StateSpec",
+    "Sweep",
+    "SweepResult",
     "VehicleModel",
     "drive",
     "hookimpl",

@@ -1,5 +1,5 @@
-"""The ``rrs`` command: ``drive``, ``validate``, ``plugins``, ..., and the calibration
-commands ``sensors``, ``calibrate``, ``predict-stop`` and ``fit``."""
+"""The ``rrs`` command: ``drive``, ``sweep``, ``validate``, ``plugins``, ..., and the
+calibration commands ``sensors``, ``calibrate``, ``predict-stop`` and ``fit``."""
 
 from __future__ import annotations
 
@@ -99,6 +99,52 @@ def _value(text: str) -> object:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .sweep import Sweep, parse_values
+
+    params: dict[str, list] = {}
+    for text in args.param:
+        key, eq, values = text.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise RrsError(f"--param: found {text!r}, expected KEY=V1,V2,... "
+                           "(e.g. start.speed=0,20 km/h,40 km/h)")
+        if key in params:
+            raise RrsError(f"--param: {key} given twice, expected each key once")
+        params[key] = parse_values(values)
+        if not params[key]:
+            raise RrsError(f"--param {key}: found no values, expected KEY=V1,V2,...")
+    if args.workers is not None and args.workers < 1:
+        raise RrsError(f"--workers: found {args.workers}, expected 1 or more")
+    if args.workers is not None and args.scheduler:
+        raise RrsError("--workers and --scheduler: give one (with --scheduler the "
+                       "cluster's workers run the cases)")
+    columns = None
+    if args.columns is not None:
+        columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+        if not columns:
+            raise RrsError("--columns: found no names, expected summary keys such as "
+                           "sim_time_s,max_speed_mps,energy.drive_J")
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    sweep = Sweep(scenario, params, "zip" if args.zip else "grid", columns)
+    n = len(sweep.cases())
+    print(f"{scenario.config['name']}: {n} cases ({'zip' if args.zip else 'grid'} of "
+          + ", ".join(f"{k} x{len(v)}" for k, v in params.items()) + ")", flush=True)
+    result = sweep.run(args.out, args.workers or 1, args.scheduler or None, args.save_runs)
+    failed = result.failed
+    print(f"{len(result.rows)} of {n} cases done on {result.runner} in "
+          f"{result.wall_time_s:.1f} s wall; {len(failed)} failed")
+    for row in failed[:5]:
+        print(f"  case {row['case']}: {row['error']}")
+    if len(failed) > 5:
+        print(f"  ... and {len(failed) - 5} more (column error of sweep.csv)")
+    print(f"table in {args.out}/sweep.csv and sweep.json"
+          + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
+    if result.interrupted:
+        raise KeyboardInterrupt
+    return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -328,6 +374,32 @@ def build_parser() -> argparse.ArgumentParser:
                         "wall_limit); outputs are kept")
     plugin_opt(p)
     p.set_defaults(func=_drive)
+
+    p = command("sweep", "run a scenario over a grid or list of parameter values, in "
+                "parallel, into one table of summary figures (sweep.csv, sweep.json); keys "
+                "are paths of the [scenario] table as in scenario.resolved.toml, values TOML "
+                "literals or quantities with units; the table is the same for any --workers "
+                "or --scheduler",
+                "rrs sweep configs/scenarios/simple_loco_level.toml "
+                "--param 'start.speed=0,20 km/h,40 km/h' --param stop.max_time=30,60 "
+                "--workers 2 --out out/sweep")
+    p.add_argument("scenario", help="scenario TOML file")
+    p.add_argument("--param", action="append", default=[], required=True,
+                   metavar="KEY=V1,V2,...", help="a key path and its values (repeatable)")
+    p.add_argument("--zip", action="store_true", help="run the i-th values of every "
+                   "--param together (default: every combination)")
+    p.add_argument("--workers", type=int, help="local processes (default 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler "
+                   "(tcp://host:8786); needs the dask extra")
+    p.add_argument("--columns", metavar="A,B,...", help="summary figures to tabulate, "
+                   "nested ones with dots (default: sim_time_s, distance_m, max_speed_mps, "
+                   "final_speed_mps, max_coupler_tension_N, max_coupler_compression_N, "
+                   "stop_reason)")
+    p.add_argument("--save-runs", action="store_true",
+                   help="also write each case's outputs to OUT/runs/case_NNNN")
+    p.add_argument("--out", required=True, help="output directory")
+    plugin_opt(p)
+    p.set_defaults(func=_sweep)
 
     p = command("validate", "check config files (scenario, train, route, vehicle)",
                 "rrs validate configs/scenarios/freight_50.toml configs/vehicles/*.toml")

@@ -1,0 +1,135 @@
+"""Benchmark: a sweep of 64 short drives on 1 and 2 local workers, and on a local Dask
+cluster of 2 worker processes when dask.distributed is installed.
+
+The sweep: SimpleLoco on level track (``simple_loco_level``), a grid of 8 start speeds
+(0 to 70 km/h) by 8 maximum tractive efforts (360 to 500 kN), 60 simulated seconds
+each. Checks that every runner gives the same table, then prints the wall times, the
+speed-up of 2 workers over 1 and, on the last line, JSON with ``real_time_factor``
+(simulated seconds of all drives per wall second of the 2-worker run). Run from the
+repository root:
+
+    python benchmarks/bench_sweep.py [--max-time 60] [--no-dask]
+
+It is a measurement, not a test: the figures depend on the machine and its load. The
+speed-up can only approach 2 when two cores are free, so the benchmark also measures
+how many cores two busy-loop processes get, before and after the sweeps
+(``cores_free_before``, ``cores_free_after``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import rrscore
+from rrscore.sweep import Sweep
+
+SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
+
+
+def make_sweep(max_time: float) -> Sweep:
+    """The 8 x 8 grid of start speed and maximum tractive effort."""
+    scenario = rrscore.load_scenario(SCENARIO).with_values({"stop.max_time": max_time})
+    return Sweep(scenario, {
+        "start.speed": [f"{v} km/h" for v in range(0, 80, 10)],
+        "train.vehicles[0].config.params.F_max": [f"{f} kN" for f in range(360, 520, 20)],
+    })
+
+
+def timed(sweep: Sweep, **run) -> tuple[float, list[dict], float]:
+    """Wall time, rows and the processor time of the cases (summed over workers)."""
+    t0 = time.perf_counter()
+    result = sweep.run(**run)
+    return time.perf_counter() - t0, result.rows, result.cpu_time_s
+
+
+def _busy(n: int) -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i % 7
+    return time.perf_counter() - t0
+
+
+def machine_parallelism(n: int = 20_000_000) -> float:
+    """How many cores the machine gives two processes now: twice the time of one busy
+    loop alone over the time of two at once (2.0 on two free cores)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from rrscore.sweep import _context
+
+    with ProcessPoolExecutor(2, mp_context=_context()) as pool:
+        list(pool.map(_busy, [1000, 1000]))  # start both workers first
+        alone = pool.submit(_busy, n).result()
+        t0 = time.perf_counter()
+        list(pool.map(_busy, [n, n]))
+        both = time.perf_counter() - t0
+    return 2.0 * alone / both
+
+
+def load() -> float:
+    """The machine's 1-minute load average: other work competing for the cores."""
+    return os.getloadavg()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--max-time", type=float, default=60.0, help="simulated s per drive")
+    parser.add_argument("--no-dask", action="store_true", help="skip the Dask cluster")
+    args = parser.parse_args()
+
+    sweep = make_sweep(args.max_time)
+    n = len(sweep.cases())
+    load_before = load()
+    cores_before = machine_parallelism()
+    print(f"the machine gives 2 processes {cores_before:.2f} cores (busy-loop check)",
+          flush=True)
+    wall_1, rows_1, cpu_1 = timed(sweep, workers=1)
+    sim_total = sum(r["sim_time_s"] for r in rows_1)
+    assert not any(r["error"] for r in rows_1), [r["error"] for r in rows_1 if r["error"]]
+    print(f"{n} drives, {sim_total:.0f} s simulated; 1 worker: {wall_1:.2f} s wall, "
+          f"{cpu_1:.2f} s CPU (load average before: {load_before:.2f})", flush=True)
+    wall_2, rows_2, cpu_2 = timed(sweep, workers=2)
+    assert rows_2 == rows_1, "2 workers gave a different table"
+    print(f"2 workers: {wall_2:.2f} s wall, {cpu_2:.2f} s CPU in the workers, "
+          f"speed-up {wall_1 / wall_2:.2f}", flush=True)
+
+    wall_dask = cpu_dask = dask_startup = None
+    if not args.no_dask:
+        try:
+            from dask.distributed import LocalCluster
+        except ImportError:
+            print("dask.distributed not installed: no Dask run (pip install 'rrscore[dask]')")
+        else:
+            t0 = time.perf_counter()
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as cluster:
+                dask_startup = time.perf_counter() - t0
+                wall_dask, rows_d, cpu_dask = timed(sweep, scheduler=cluster.scheduler_address)
+            assert rows_d == rows_1, "the Dask cluster gave a different table"
+            print(f"Dask, 2 worker processes: {wall_dask:.2f} s wall "
+                  f"(cluster start {dask_startup:.2f} s, not counted), {cpu_dask:.2f} s CPU, "
+                  f"speed-up {wall_1 / wall_dask:.2f}", flush=True)
+
+    cores_after = machine_parallelism()
+    print(f"the machine gives 2 processes {cores_after:.2f} cores (busy-loop check, after)")
+    print(json.dumps({
+        "case": "sweep", "drives": n, "sim_time_total_s": sim_total,
+        "real_time_factor": sim_total / wall_2,
+        "real_time_factor_1_worker": sim_total / wall_1,
+        "wall_1": wall_1, "wall_2": wall_2, "speedup_2_workers": wall_1 / wall_2,
+        "wall_dask": wall_dask, "speedup_dask": wall_1 / wall_dask if wall_dask else None,
+        "dask_cluster_start_s": dask_startup, "tables_identical": True,
+        "cpu_1": cpu_1, "cpu_2": cpu_2, "cpu_dask": cpu_dask,
+        "load_average_before": load_before, "load_average_after": load(),
+        "cores_free_before": cores_before, "cores_free_after": cores_after,
+        "cpus": os.cpu_count(), "python": platform.python_version(),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Sweeps: the same table on 1 worker, 2 workers and a Dask cluster; rows equal to single
+drives; grid and zip; bad keys refused up front; failing cases kept as rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import rrscore
+from rrscore.cli import main
+from rrscore.errors import ConfigError, RrsError
+from rrscore.sweep import DEFAULT_COLUMNS, Sweep, parse_values, sweep
+
+SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
+PARAMS = {"start.speed": ["0 km/h", "20 km/h", 10.0], "stop.max_time": [2, "3 s"]}
+
+
+@pytest.fixture(scope="module")
+def scenario() -> rrscore.Scenario:
+    return rrscore.load_scenario(SCENARIO)
+
+
+@pytest.fixture(scope="module")
+def serial(scenario, tmp_path_factory) -> rrscore.sweep.SweepResult:
+    return Sweep(scenario, PARAMS).run(out=tmp_path_factory.mktemp("serial"))
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_grid_runs_every_combination_in_case_order_last_key_fastest(serial) -> None:
+    assert [r["case"] for r in serial.rows] == list(range(6))
+    assert [(r["start.speed"], r["stop.max_time"]) for r in serial.rows] == [
+        ("0 km/h", 2), ("0 km/h", "3 s"), ("20 km/h", 2), ("20 km/h", "3 s"),
+        (10.0, 2), (10.0, "3 s")]
+    assert all(r["error"] == "" and r["stop_reason"] == "max_time" for r in serial.rows)
+
+
+def test_parameters_appear_as_given_and_in_si(serial) -> None:
+    assert [r["start.speed_si"] for r in serial.rows[::2]] == [0.0, 20 / 3.6, 10.0]
+    assert [r["stop.max_time_si"] for r in serial.rows[:2]] == [2.0, 3.0]
+    assert [r["sim_time_s"] for r in serial.rows[:2]] == [2.0, 3.0]
+
+
+def test_rows_equal_independent_single_drives(scenario, serial) -> None:
+    for row in serial.rows:
+        values = {k: row[k] for k in PARAMS}
+        summary = rrscore.Drive(scenario.with_values(values)).run().summary
+        assert {c: row[c] for c in DEFAULT_COLUMNS} == {c: summary[c] for c in DEFAULT_COLUMNS}
+
+
+def test_two_workers_give_the_same_table_and_files_as_one(scenario, serial,
+                                                           tmp_path: Path) -> None:
+    two = Sweep(scenario, PARAMS).run(out=tmp_path, workers=2)
+    assert two.columns == serial.columns
+    assert two.rows == serial.rows
+    assert read_csv(tmp_path / "sweep.csv") == read_csv(serial.out_dir / "sweep.csv")
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert doc["rows"] == json.loads((serial.out_dir / "sweep.json").read_text())["rows"]
+    assert doc["runner"] == "2 local workers" and doc["cases"] == 6
+    assert two.cpu_time_s > 0 and "_cpu_s" not in two.rows[0]  # measured in the workers
+
+
+def test_dask_cluster_gives_the_same_table_as_one_worker(scenario, serial) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        result = Sweep(scenario, PARAMS).run(scheduler=cluster.scheduler_address)
+    assert result.runner == "dask"
+    assert result.rows == serial.rows
+
+
+def test_zip_runs_the_ith_values_together(scenario) -> None:
+    result = sweep(scenario, {"start.speed": ["0 km/h", "20 km/h"], "stop.max_time": [2, 3]},
+                   mode="zip", columns=["sim_time_s", "energy.drive_J"])
+    assert len(result.rows) == 2  # grid of the same lists: 4
+    assert len(Sweep(scenario, {"start.speed": [0, 1], "stop.max_time": [2, 3]}).cases()) == 4
+    assert [(r["start.speed_si"], r["sim_time_s"]) for r in result.rows] == [
+        (0.0, 2.0), (20 / 3.6, 3.0)]
+    assert all(r["energy.drive_J"] > 0 for r in result.rows)
+
+
+def test_zip_with_lists_of_different_lengths_is_a_config_error(scenario) -> None:
+    with pytest.raises(ConfigError, match=r"start.speed: 2, stop.max_time: 3"):
+        Sweep(scenario, {"start.speed": [0, 1], "stop.max_time": [1, 2, 3]}, mode="zip")
+
+
+@pytest.mark.parametrize("key", ["stop.max_tme", "train.vehicles[3].count", "start.speed.x"])
+def test_bad_key_is_a_config_error_naming_the_key_before_anything_runs(scenario,
+                                                                       key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Sweep(scenario, {"stop.max_time": [2], key: [1]})
+    assert key.split(".")[-1] in str(info.value)
+    assert str(SCENARIO) in str(info.value)
+
+
+def test_bad_value_is_a_config_error_naming_the_key(scenario) -> None:
+    with pytest.raises(ConfigError, match=r"scenario\.start\.speed: found 'fast'"):
+        Sweep(scenario, {"start.speed": ["10 km/h", "fast"]})
+
+
+def test_unknown_summary_column_is_an_error_listing_the_figures(scenario) -> None:
+    with pytest.raises(RrsError, match=r"'top_speed'.*max_speed_mps"):
+        Sweep(scenario, {"stop.max_time": [2]}, columns=["top_speed"])
+
+
+def test_failing_case_is_a_row_with_its_error_and_the_sweep_goes_on(scenario) -> None:
+    # two locomotives but one start speed: each value is valid alone, the pair is not
+    result = sweep(scenario, {"train.vehicles[0].count": [1, 2, 1],
+                              "start.speeds": [[0.0], [0.0], [0.0]],
+                              "stop.max_time": [2, 2, 2]}, mode="zip")
+    failed = result.rows[1]
+    assert failed["stop_reason"] == "error"
+    assert "start.speeds" in failed["error"] and "expected 2" in failed["error"]
+    assert failed["sim_time_s"] is None
+    assert [r["stop_reason"] for r in (result.rows[0], result.rows[2])] == ["max_time"] * 2
+    assert result.failed == [failed]
+
+
+def test_interrupted_sweep_keeps_the_finished_rows(scenario, tmp_path: Path) -> None:
+    def stop_after_two(row: dict) -> None:
+        if row["case"] == 1:
+            raise KeyboardInterrupt
+
+    result = Sweep(scenario, {"stop.max_time": [1, 2, 3]}).run(out=tmp_path,
+                                                              on_row=stop_after_two)
+    assert result.interrupted
+    rows = read_csv(tmp_path / "sweep.csv")
+    assert [r[0] for r in rows[1:]] == ["0", "1"]
+    assert json.loads((tmp_path / "sweep.json").read_text())["interrupted"] is True
+
+
+def test_cli_values_are_toml_literals_or_quantities() -> None:
+    assert parse_values("10, 0.5,true,\"x\", 40 km/h") == [10, 0.5, True, "x", "40 km/h"]
+
+
+def test_cli_sweep_writes_table_and_each_run(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "sw"
+    code = main(["sweep", str(SCENARIO), "--param", "start.speed=0,20 km/h",
+                 "--param", "stop.max_time=2", "--columns", "sim_time_s,energy.drive_J",
+                 "--save-runs", "--out", str(out)])
+    assert code == 0
+    rows = read_csv(out / "sweep.csv")
+    assert rows[0] == ["case", "start.speed", "start.speed_si", "stop.max_time",
+                       "stop.max_time_si", "sim_time_s", "energy.drive_J", "stop_reason",
+                       "error"]
+    assert [r[1] for r in rows[1:]] == ["0", "20 km/h"]
+    assert float(rows[2][2]) == pytest.approx(20 / 3.6, rel=1e-15)
+    assert (out / "runs" / "case_0001" / "summary.json").is_file()
+    assert "2 of 2 cases done" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--param", "stop.max_time"], "expected KEY=V1,V2"),
+    (["--param", "stop.max_time=,"], "found no values"),
+    (["--param", "stop.max_time=1", "--workers", "0"], "--workers: found 0"),
+    (["--param", "stop.max_time=1", "--param", "stop.max_time=2"], "given twice"),
+    (["--param", "stop.max_time=1", "--workers", "2", "--scheduler", "tcp://x:1"],
+     "give one"),
+    (["--param", "stop.max_time=1,2", "--param", "start.speed=1", "--zip"],
+     "different numbers of values"),
+])
+def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys, args, message) -> None:
+    assert main(["sweep", str(SCENARIO), *args, "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_scheduler_without_dask_is_a_one_line_error_naming_the_extra(tmp_path: Path, capsys,
+                                                                     monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # not importable
+    code = main(["sweep", str(SCENARIO), "--param", "stop.max_time=1",
+                 "--scheduler", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "rrscore[dask]" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # refused before anything was written
