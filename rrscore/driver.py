@@ -156,6 +156,11 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
                     or not math.isfinite(value):
                 raise c.child("set").child(name).error(
                     f"found {value!r}, expected a finite number")
+            lo, hi = model.control_ranges.get(name, (-math.inf, math.inf))
+            if not lo <= value <= hi:
+                raise c.child("set").child(name).error(
+                    f"found {value:g}, expected a value from {lo:g} to {hi:g} (the range "
+                    f"{model.type_name} declares for {name})")
             controls[name] = float(value)
         position = a.get("at_position")
         if a.get("at_point") is not None:

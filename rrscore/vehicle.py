@@ -125,6 +125,9 @@ class VehicleModel:
     * ``controls``: ``{name: doc}``; settable by the driver program
       (``set = {name = value}``); each is a per-vehicle array attribute, and a
       set value holds until a key or another action changes it.
+    * ``control_ranges``: ``{name: (lowest, highest)}``; the values a control
+      takes. A driver program that sets one outside is a config error; a
+      control not listed takes any finite value.
     * ``signals``: ``{name: doc}``; arrays the model keeps in ``self.out`` and
       a scenario can record (column ``v{index}_{name}``).
     * ``states``: ``{name: StateSpec}``; continuous states of the vehicle's own
@@ -166,6 +169,7 @@ class VehicleModel:
     keys: ClassVar[dict[str, str]] = {}
     key_bindings: ClassVar[dict[str, str]] = {}
     controls: ClassVar[dict[str, str]] = {}
+    control_ranges: ClassVar[dict[str, tuple[float, float]]] = {}
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
     control_step: ClassVar[float | None] = None
@@ -248,6 +252,13 @@ def check_vehicle_type(cls: type) -> None:
         raise TypeError(f"{cls!r} is not a subclass of rrscore.VehicleModel")
     if not cls.type_name:
         raise TypeError(f"{cls.__qualname__} has no type_name")
+    for name, bounds in cls.control_ranges.items():
+        if name not in cls.controls:
+            raise TypeError(f"{cls.__qualname__}: control_ranges names {name!r}, which is "
+                            "not one of its controls")
+        if not (isinstance(bounds, tuple) and len(bounds) == 2 and bounds[0] <= bounds[1]):
+            raise TypeError(f"{cls.__qualname__}: control_ranges[{name!r}] is {bounds!r}, "
+                            "expected (lowest, highest)")
     for name in cls.controls:
         if name in cls.keys:
             raise TypeError(f"{cls.__qualname__}: {name!r} is both a key and a control")

@@ -62,8 +62,30 @@ def test_speed_triggers_fire_when_the_lead_reaches_the_speed():
      "scenario.driver[0].ramp_time", "without controls"),
     ({"at_time": 0.0, "set": {"traction_level": 1.0}, "ramp_time": 3.0, "ramp_distance": 5.0},
      "scenario.driver[0]", "at most one"),
+    ({"at_time": 0.0, "set": {"traction_level": 1.5}},
+     "scenario.driver[0].set.traction_level", "expected a value from 0 to 1"),
+    ({"at_time": 0.0, "set": {"brake_level": -0.1}},
+     "scenario.driver[0].set.brake_level", "expected a value from 0 to 1"),
 ])
 def test_inconsistent_actions_are_config_errors(action, key, words):
     with pytest.raises(ConfigError) as err:
         make_scenario([LOCO], driver=[action])
     assert err.value.key == key and words in err.value.message
+
+
+@pytest.mark.parametrize(("ranges", "words"), [
+    ({"throttle": (0.0, 1.0)}, "not one of its controls"),
+    ({"notch": (8.0, 0.0)}, "expected (lowest, highest)"),
+])
+def test_a_vehicle_type_with_inconsistent_control_ranges_is_refused(ranges, words):
+    from rrscore import VehicleModel
+    from rrscore.vehicle import check_vehicle_type
+
+    class Bad(VehicleModel):
+        type_name = "bad"
+        controls = {"notch": "throttle notch"}
+        control_ranges = ranges
+
+    with pytest.raises(TypeError, match="Bad: control_ranges") as err:
+        check_vehicle_type(Bad)
+    assert words in str(err.value)

@@ -18,6 +18,7 @@ class FreightCar(VehicleModel):
                                   min=0.0),
     }
     controls = {"hand_brake": "hand brake application, 0 (off) .. 1 (on)"}
+    control_ranges = {"hand_brake": (0.0, 1.0)}
 
     def setup(self) -> None:
         self.hand_brake = np.zeros(self.count)

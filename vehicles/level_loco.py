@@ -41,6 +41,8 @@ class LevelLoco(VehicleModel):
     keys = {"level_up": "one level up per press", "level_down": "one level down per press"}
     key_bindings = {"level_up": "w", "level_down": "s"}
     controls = {"level": "speed level, 0 (stop) .. levels (held until changed)"}
+    # The top level is a parameter, so only the bottom is declared here.
+    control_ranges = {"level": (0.0, float("inf"))}
     signals = {"level": "speed level in force", "target_speed_mps": "speed of that level"}
 
     def __init__(self, vehicles: list[dict[str, Any]], *args: Any, **kwargs: Any) -> None:

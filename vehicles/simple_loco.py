@@ -68,6 +68,7 @@ class SimpleLoco(VehicleModel):
     key_bindings = {"traction_up": "w", "traction_down": "s", "brake": "b", "sand": "d"}
     controls = {"traction_level": "traction level, 0..1 (held until changed)",
                 "brake_level": "brake level, 0..1 (held until changed)"}
+    control_ranges = {"traction_level": (0.0, 1.0), "brake_level": (0.0, 1.0)}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
                "compressor_on": "1 while the compressor runs"}
     states = {"main_reservoir": StateSpec("Pa", "main reservoir pressure, gauge", atol=1.0)}

@@ -14,6 +14,7 @@ class Shunter(rrscore.VehicleModel):
     }
     keys = {"notch_up": "open the throttle a notch", "notch_down": "close it a notch"}
     controls = {"notch": "throttle notch, 0..8"}
+    control_ranges = {"notch": (0.0, 8.0)}
     signals = {"force_N": "tractive effort"}
 
     def setup(self):
