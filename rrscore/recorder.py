@@ -91,9 +91,8 @@ class CouplingMonitor:
 
     The envelope keeps, for each coupling, the largest tension and compression
     with the time and the route position (of the coupling) where each occurred.
-    The energy is the work done on each coupler, accumulated by the trapezoid
-    rule over steps; once the coupler is unloaded again it is the energy its
-    draft gears absorbed.
+    The energy each coupling absorbed is not summed here: the energy account
+    integrates it exactly, with the motion (:mod:`rrscore.energy`).
     """
 
     def __init__(self, count: int) -> None:
@@ -103,12 +102,9 @@ class CouplingMonitor:
         self.compression = np.zeros(count)  # magnitudes
         self.compression_time = np.zeros(count)
         self.compression_position = np.full(count, np.nan)
-        self.work = np.zeros(count)
-        self._prev: tuple[np.ndarray, np.ndarray] | None = None
 
-    def update(self, t: float, position: np.ndarray, deflection: np.ndarray,
-               force: np.ndarray) -> None:
-        """Take in one accepted step: coupling positions, deflections and forces."""
+    def update(self, t: float, position: np.ndarray, force: np.ndarray) -> None:
+        """Take in one accepted step: coupling positions and forces."""
         more = force > self.tension
         if more.any():
             self.tension = np.where(more, force, self.tension)
@@ -119,13 +115,10 @@ class CouplingMonitor:
             self.compression = np.where(more, -force, self.compression)
             self.compression_time[more] = t
             self.compression_position[more] = position[more]
-        if self._prev is not None:
-            d0, f0 = self._prev
-            self.work += 0.5 * (f0 + force) * (deflection - d0)
-        self._prev = (deflection, force)
 
-    def summary(self) -> list[dict[str, float]]:
-        """One entry per coupling, for summary.json."""
+    def summary(self, absorbed: np.ndarray) -> list[dict[str, float]]:
+        """One entry per coupling, for summary.json, with the energy each ``absorbed`` (J,
+        the work done on it: once it is unloaded again, what its draft gears took up)."""
         return [
             {"coupling": j,
              "max_tension_N": float(self.tension[j]),
@@ -134,8 +127,8 @@ class CouplingMonitor:
              "max_compression_N": float(self.compression[j]),
              "max_compression_time_s": float(self.compression_time[j]),
              "max_compression_position_m": _finite_or_none(self.compression_position[j]),
-             "energy_absorbed_J": float(self.work[j])}
-            for j in range(len(self.work))
+             "energy_absorbed_J": float(absorbed[j])}
+            for j in range(len(self.tension))
         ]
 
 

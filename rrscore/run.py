@@ -246,7 +246,7 @@ class Run:
         if self.train.count > 1:
             x = seg.y1[dyn.sx]
             self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1],
-                                dyn.couplings.deflection(x), dyn.coupler_forces(seg.y1))
+                                dyn.coupler_forces(seg.y1))
         self.max_speed = max(self.max_speed, abs(float(seg.y1[dyn.sv][0])))
         self._passages(seg)
         if self.on_sample is None:
@@ -343,7 +343,7 @@ class Run:
                     else:
                         row.append(math.nan)
         if out["couplings"]:
-            values = {s: (self.monitor.work if s == "energy_J" else
+            values = {s: (y[self.dyn.energy.coupler] if s == "energy_J" else
                           self._signals[f"coupling:{s}"][2](y, loads))
                       for s in out["coupling_signals"]}
             for j in out["couplings"]:
@@ -401,9 +401,9 @@ class Run:
             "slide_events": kinds.count("slide"),
             "coupler_breaks": kinds.count("coupler break"),
             "couplings_made": kinds.count("coupled"),
-            "draft_gear_energy_J": float(mon.work.sum()),
+            "draft_gear_energy_J": float(y[self.dyn.energy.coupler].sum()),
             "stop_reason": self.stop_reason or "running",
-            "couplings": mon.summary(),
+            "couplings": mon.summary(y[self.dyn.energy.coupler]),
             "points": [self.passages[n] for n in self.scenario.route.points
                        if n in self.passages],
             **self._energy(y),

@@ -136,8 +136,9 @@ def test_impact_energy_lost_equals_the_draft_gear_loop_area(speed):
     within = min(e, s)
     loop = (1 - ratio) * (P * within + k * within**2 / 2 - P * (P / ks) / 2)
     assert lost == pytest.approx(loop, rel=0.02)
-    # and the work the recorder summed over the steps agrees
-    assert r.summary["draft_gear_energy_J"] == pytest.approx(lost, rel=0.02)
+    # and the draft-gear energy, integrated with the motion, is the kinetic energy lost
+    # (nothing else takes any here; it used to be summed over steps, 4 % short)
+    assert r.summary["draft_gear_energy_J"] == pytest.approx(lost, rel=1e-5)
 
 
 def test_shipped_impacts_couple_below_the_coupling_speed_and_part_above_it():
