@@ -421,6 +421,17 @@ def thaw(data: Any) -> Any:
     return data
 
 
+def lookup_path(node: Any, path: str) -> Any:
+    """The value at key path ``a.b[2].c`` (or ``a.b.2.c``) of nested tables and lists;
+    KeyError naming the path if there is none."""
+    for part in path.replace("]", "").replace("[", ".").split("."):
+        try:
+            node = node[int(part)] if part.isdigit() else node[part]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise KeyError(path) from None
+    return node
+
+
 def stack_params(rows: list[Mapping[str, Any]], schema: Mapping[str, Param]):
     """Checked parameter tables of several vehicles (or couplings) as one namespace of
     arrays, one entry per row: ``p.F_max[i]``. List-valued parameters (tables) become

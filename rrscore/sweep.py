@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .config import lookup_path
 from .errors import ConfigError, RrsError
 from .run import Run
 from .scenario import Scenario
@@ -35,16 +36,6 @@ DEFAULT_COLUMNS = ("sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps
 
 SI_SUFFIX = "_si"
 """Suffix of the column holding a parameter's value as the case resolved it (SI units)."""
-
-
-def _lookup(node: Any, path: str) -> Any:
-    """The value at ``a.b[2].c`` of nested tables and lists; KeyError if absent."""
-    for part in path.replace("]", "").replace("[", ".").split("."):
-        try:
-            node = node[int(part)] if part.isdigit() else node[part]
-        except (KeyError, IndexError, TypeError, ValueError):
-            raise KeyError(path) from None
-    return node
 
 
 def _plain(value: Any) -> Any:
@@ -80,7 +71,7 @@ def _case_row(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[s
     except RrsError as exc:
         return {**row, "stop_reason": "error", "error": str(exc)}
     for k in values:
-        row[f"{k}{SI_SUFFIX}"] = _plain(_lookup(case.config, k))
+        row[f"{k}{SI_SUFFIX}"] = _plain(lookup_path(case.config, k))
     drive = None
     try:
         drive = Drive(case)
@@ -91,7 +82,7 @@ def _case_row(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[s
         summary["stop_reason"], summary["error"] = "error", str(exc)
     for c in columns:
         try:
-            row[c] = _plain(_lookup(summary, c))
+            row[c] = _plain(lookup_path(summary, c))
         except KeyError:
             row[c] = None
     row["stop_reason"] = summary.get("stop_reason", "error")
@@ -214,7 +205,7 @@ class Sweep:
             if c == "error":
                 continue
             try:
-                _lookup(known, c)
+                lookup_path(known, c)
             except KeyError:
                 simple = ", ".join(k for k, v in known.items()
                                    if not isinstance(v, dict | list))

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import least_squares
 
+from ..config import lookup_path
 from ..errors import RrsError
 from ..scenario import Scenario
 from ..simulation import Drive
@@ -88,15 +89,13 @@ def load_record(path: str | Path) -> Record:
 
 def get_value(scenario: Scenario, path: str) -> float:
     """The number at key path ``path`` of the scenario's resolved config (SI)."""
-    node: Any = scenario.config
-    for part in path.replace("]", "").replace("[", ".").split("."):
-        try:
-            node = node[int(part)] if part.isdigit() else node[part]
-        except (KeyError, IndexError, TypeError):
-            raise RrsError(f"{scenario.file or 'scenario'}: {path}: no such key in the "
-                           "scenario (give key paths of the [scenario] table, as in "
-                           "scenario.resolved.toml, e.g. "
-                           "train.vehicles[0].config.params.F_max)") from None
+    try:
+        node = lookup_path(scenario.config, path)
+    except KeyError:
+        raise RrsError(f"{scenario.file or 'scenario'}: {path}: no such key in the "
+                       "scenario (give key paths of the [scenario] table, as in "
+                       "scenario.resolved.toml, e.g. "
+                       "train.vehicles[0].config.params.F_max)") from None
     if isinstance(node, bool) or not isinstance(node, int | float):
         raise RrsError(f"{scenario.file or 'scenario'}: {path}: found {node!r}, expected a "
                        "number to fit")
