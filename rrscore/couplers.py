@@ -177,7 +177,7 @@ class Couplings(Component):
         try:
             return self._force(d, d_dot, y)
         except Exception as exc:  # not plugin_call: this runs at every stage
-            raise self._failure("force", exc, self._t) from exc
+            raise self._failure("force", exc, self._t, args=(d, d_dot, y)) from exc
 
     def _force(self, d: np.ndarray, d_dot: np.ndarray, y: np.ndarray | None) -> np.ndarray:
         if self._single:
@@ -217,25 +217,42 @@ class Couplings(Component):
                         dy[sl] = r[name] if apart is None else np.where(apart[idx], 0.0,
                                                                         r[name])
                 except Exception as exc:
-                    raise self._failure("rates", exc, t, g) from exc
+                    raise self._failure("rates", exc, t, g, (d, d_dot, y)) from exc
 
-    def _failure(self, method: str, exc: Exception, t: float,
-                 group: int | None = None) -> RrsError:
+    def _failure(self, method: str, exc: Exception, t: float, group: int | None = None,
+                 args: tuple | None = None) -> RrsError:
         """The error for a coupler model that raised in ``method``: names the model, its
-        module, the couplings it serves and the time. (One model object serves all its
-        couplings in one call, so the call cannot tell which coupling it failed for.)"""
+        module, the coupling and the time. One model object serves all its couplings in
+        one call, so the coupling is found by calling it again for each alone (with the
+        call's ``args``); if none fails alone, the error names them all."""
         if isinstance(exc, RrsError):
             return exc
         if group is None:
             group = self._raising_group(exc)
         model, idx = self.groups[group]
-        where = (f"coupling {int(idx[0])}" if len(idx) == 1
+        alone = None if args is None else self._culprit(method, group, *args)
+        where = (f"coupling {alone}" if alone is not None
+                 else f"coupling {int(idx[0])}" if len(idx) == 1
                  else f"couplings {int(idx[0])}-{int(idx[-1])}")
         origin = self.origins[group] if group < len(self.origins) else ""
         who = f"coupler model {model.type_name!r} ({origin or type(model).__module__}) " \
               f"in {method}() " \
               f"for {where}"
         return plugin_failure(who, exc, t)
+
+    def _culprit(self, method: str, group: int, d: np.ndarray, d_dot: np.ndarray,
+                 y: np.ndarray | None) -> int | None:
+        """The first coupling of ``group`` whose model raises in ``method`` when called for
+        it alone; None if none does."""
+        model, idx = self.groups[group]
+        states = self._states(y, group) if y is not None else SimpleNamespace()
+        for n, j in enumerate(idx):
+            one = SimpleNamespace(**{k: v[n:n + 1] for k, v in vars(states).items()})
+            try:
+                getattr(model, method)(d[j:j + 1], d_dot[j:j + 1], one)
+            except Exception:
+                return int(j)
+        return None
 
     def _raising_group(self, exc: Exception) -> int:
         """The group whose model object raised ``exc`` (found in its traceback; 0 if not)."""

@@ -428,27 +428,36 @@ def rrs_coupler_models():
 '''
 
 
-def test_coupler_model_raising_in_force_ends_the_drive_with_one_line_and_all_outputs(
-        tmp_path: Path) -> None:
+def _drive_with_coupler(tmp_path: Path, name: str, source: str, rest: str):
+    """``rrs drive`` of a scenario on the level route whose couplings use the coupler
+    model ``name`` from a plugin file with ``source``; ``rest``: the scenario's other
+    tables."""
     (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / "brittle.py").write_text(BRITTLE_COUPLER)
-    scenario = tmp_path / "brittle_scenario.toml"
+    (tmp_path / "plugins" / f"{name}.py").write_text(source)
+    scenario = tmp_path / f"{name}_scenario.toml"
     scenario.write_text(
         '[scenario]\nplugin_dirs = ["plugins"]\n'
         f"route = {toml_path(LEVEL)}\n"
-        '[scenario.train.coupling]\nmodel = "brittle"\n'
+        f'[scenario.train.coupling]\nmodel = "{name}"\n' + rest)
+    return rrs("drive", scenario, "--out", tmp_path / "out")
+
+
+def test_coupler_model_raising_in_force_ends_the_drive_with_one_line_and_all_outputs(
+        tmp_path: Path) -> None:
+    proc = _drive_with_coupler(
+        tmp_path, "brittle", BRITTLE_COUPLER,
         f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\n"
         f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\ncount = 2\n"
         '[[scenario.driver]]\nat_time = 0\nset = { traction_level = 1.0 }\n'
         '[scenario.output]\nsample_interval = "0.05 s"\n'
         '[scenario.stop]\nmax_time = "60 s"\n')
-    proc = rrs("drive", scenario, "--out", tmp_path / "out")
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     line = proc.stderr.strip()
     assert len(line.splitlines()) == 1, line
     assert "coupler model 'brittle' (brittle@" in line
-    assert "in force() for couplings 0-1" in line
+    # it raised on every call from then on: for coupling 0 alone, the first tried
+    assert "in force() for coupling 0 raised" in line
     assert "ZeroDivisionError: brittle coupler snapped" in line
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["stop_reason"] == "error"
@@ -457,3 +466,39 @@ def test_coupler_model_raising_in_force_ends_the_drive_with_one_line_and_all_out
     assert (tmp_path / "out" / "events.csv").is_file()
     assert (tmp_path / "out" / "speed.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "out" / "force_envelope.png").read_bytes()[:4] == b"\x89PNG"
+
+
+PICKY_COUPLER = '''
+import numpy as np
+import rrscore
+from rrscore.plugins.couplers import Linear
+
+
+class Picky(Linear):
+    type_name = "picky"
+    description = "a linear coupler whose force() raises beyond 2 cm of deflection"
+
+    def force(self, d, d_dot, s):
+        if np.any(np.abs(d) > 0.02):
+            raise ValueError("picky coupler overstretched")
+        return super().force(d, d_dot, s)
+
+
+@rrscore.hookimpl
+def rrs_coupler_models():
+    return [Picky]
+'''
+
+
+def test_a_coupler_model_raising_for_one_coupling_is_reported_for_that_coupling(
+        tmp_path: Path) -> None:
+    # one model object serves all three couplings; only the middle one starts 5 cm apart
+    proc = _drive_with_coupler(
+        tmp_path, "picky", PICKY_COUPLER,
+        f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\ncount = 4\n"
+        '[scenario.start]\ngaps = ["0 m", "5 cm", "0 m"]\n'
+        '[scenario.stop]\nmax_time = "10 s"\n')
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "coupler model 'picky' (picky@" in proc.stderr
+    assert "in force() for coupling 1 raised ValueError: picky coupler overstretched, " \
+        "at t = 0.000 s" in proc.stderr
