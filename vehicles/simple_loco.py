@@ -28,8 +28,9 @@ def traction_characteristic(speed, f_max, f_nom, v_nom):
     """Full-level traction force (N) at ``speed`` (m/s), seed 003's two-part curve."""
     s = np.abs(speed)
     line = f_max + (f_nom - f_max) * s / v_nom
-    with np.errstate(divide="ignore"):
-        hyperbola = f_nom * v_nom / np.where(s > 0, s, 1.0)
+    # The hyperbola only applies from v_nom up, so dividing by at least v_nom changes
+    # nothing it returns and never overflows at a crawl.
+    hyperbola = f_nom * v_nom / np.maximum(s, v_nom)
     return np.where(s < v_nom, line, hyperbola)
 
 
