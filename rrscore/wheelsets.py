@@ -168,11 +168,7 @@ class Wheelsets(Component):
         sv = self.bodies.sv
         v, a = y[sv][veh], f[sv][veh]
         torque, brake_max = self.axle_torque[k], self.axle_brake[k]
-        # The brake acts against the motion, or at rest against the motion about to
-        # start (a vehicle pushed off its brakes); only a vehicle that stays put has
-        # the static hold, which takes no more than the torque.
-        moving = np.where(v != 0.0, np.sign(v), np.sign(a))
-        brake = np.where(moving != 0.0, brake_max * moving,
+        brake = np.where(v != 0.0, brake_max * np.sign(v),
                          np.minimum(np.maximum(torque, -brake_max), brake_max))
         return (torque - brake) / tr.axle_radius[k] - tr.axle_mass_equiv[k] * a
 
