@@ -84,6 +84,7 @@ class Bodies(Component):
         ``Q_r``) and effective mass (rolling wheelsets' inertia included), per vehicle."""
         tr = self.train
         self.force_held = force
+        self.resist_held = resist  # brakes and Q_r: the energy account's brake flow
         self.resist_base = resist + tr.c0
         self.mass_eff = mass_eff
         self._inv_mass = 1.0 / mass_eff

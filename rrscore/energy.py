@@ -72,10 +72,9 @@ class EnergyAccount(Component):
         b, w, tr = self.bodies, self.wheelsets, self.train
         v = y[b.sv]
         speed = np.abs(v)
-        brake_held = b.resist_base - tr.c0
         drive = b.force_held * v
-        brake = brake_held * speed
-        slip = np.zeros(self.n)
+        brake = b.resist_held * speed
+        slip = 0.0
         if loads.rail is not None:  # slipping axles: motor, brake and contact on the wheel
             k, rail = loads.rail
             veh = tr.axle_vehicle[k]
@@ -90,12 +89,12 @@ class EnergyAccount(Component):
             slip = np.bincount(veh, rail * (omega * r - v[veh]), self.n)
         dy[self.slices["drive"]] = drive
         dy[self.slices["brake"]] = brake
-        resist = loads.resist - brake_held
+        resist = loads.resist - b.resist_held
         if loads.rail_resist is not None:  # locked wheels: counted under slip
-            resist = resist - loads.rail_resist
+            resist -= loads.rail_resist
         dy[self.slices["resistance"]] = resist * speed
         dy[self.slices["gravity"]] = loads.gravity * v
-        dy[self.slices["air"]] = (0.0 if loads.air is None else loads.air) * v
+        dy[self.slices["air"]] = 0.0 if loads.air is None else loads.air * v
         dy[self.slices["slip"]] = slip
         if self.n > 1:
             dy[self.coupler] = loads.coupler_force * (v[:-1] - v[1:])
