@@ -90,6 +90,13 @@ def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Co
             f"found {cfg['stop_at']!r}, expected a point of the route: "
             + (", ".join(route.points) or "(the route has none)"))
     check_timetable(cfg["timetable"], route, ctx.child("timetable"))
+    if cfg["stop_at"] is not None and cfg["timetable"]:
+        last = cfg["timetable"][-1]["point"]
+        if route.points[last] > route.points[cfg["stop_at"]]:
+            raise ctx.child("timetable").child(len(cfg["timetable"]) - 1).child("point").error(
+                f"found {last!r} at {route.points[last]:g} m, beyond the stop point "
+                f"{cfg['stop_at']!r} ({route.points[cfg['stop_at']]:g} m), where the train "
+                "stops: expected a point up to it")
 
 
 class AutoDriver:

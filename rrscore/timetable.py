@@ -149,7 +149,8 @@ class Timetable:
     def speed(self, t: float, front: float, at_stop: bool = False) -> float:
         """Cruising speed for the next point not yet reached at ``t``; ``inf`` when
         there is none or it cannot be reached in time. ``at_stop``: the train has
-        stopped at its stop point, which counts as reaching a point there."""
+        stopped at its stop point, which counts as reaching the points still ahead
+        (none lies beyond the stop point: see :func:`rrscore.autodriver.check_autodriver`)."""
         reached = (front >= self.positions) | (at_stop & (self.positions >= front))
         self.arrived[reached & np.isnan(self.arrived)] = t
         ahead = np.flatnonzero(np.isnan(self.arrived))

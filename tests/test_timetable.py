@@ -108,3 +108,13 @@ def test_a_timetable_without_the_built_in_driver_is_a_config_error():
         make_scenario([{"config": "vehicles/simple_loco.toml"}],
                       points=[{"name": "A", "position": "1 km"}],
                       autodriver={"timetable": [{"point": "A", "arrive": 60.0}]})
+
+
+def test_a_timetable_point_beyond_the_stop_point_is_a_config_error():
+    with pytest.raises(ConfigError, match=r"timetable\[0\]\.point: found 'B' at 2000 m, "
+                       r"beyond the stop point 'A'"):
+        make_scenario([{"config": "vehicles/simple_loco.toml"}],
+                      points=[{"name": "A", "position": "1 km"},
+                              {"name": "B", "position": "2 km"}],
+                      autodriver={"mode": "hold_limit", "stop_at": "A",
+                                  "timetable": [{"point": "B", "arrive": 60.0}]})
