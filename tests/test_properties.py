@@ -7,6 +7,7 @@ for a longer, nightly run.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import shutil
@@ -67,7 +68,9 @@ def _mutate(doc: dict, path: tuple, kind: str, value: Any) -> None:
     elif kind == "rename" and isinstance(node, dict):
         node[f"{key}x"] = node.pop(key)
     else:
-        node[key] = value
+        # a copy: hypothesis may hand out one list object twice, and a list put inside
+        # itself would make the document endless
+        node[key] = copy.deepcopy(value)
 
 
 @pytest.fixture(scope="module")
