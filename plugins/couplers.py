@@ -6,6 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from rrscore import CouplerModel, Param, hookimpl
 from rrscore.state import StateSpec
@@ -306,6 +307,80 @@ class HystereticDraftGear(CouplerModel):
         return area - cut
 
 
+# -- the SA-3 gear compiled --------------------------------------------------------------------
+# The friction element above, specialised to the SA-3 curves and written per coupling, so
+# that numba compiles it (cached on disk): the numpy form costs about 60 array operations
+# per right-hand side, most of a long train's evaluation. The numpy methods of
+# HystereticDraftGear stay the reference: a test holds both to the same numbers.
+
+
+# Rows of the parameter matrix the kernels take (one column per coupling): one argument
+# instead of ten, as numba checks every argument's type at every call.
+_LO, _HI, _CAP, _PRELOAD, _SOLID, _STIFF, _RATIO, _C_STICK, _K_STICK, _RAMP_END = range(10)
+
+
+@njit(cache=True)
+def _sa3_engagement(d, p, i):  # pragma: no cover (compiled)
+    """Side, ``d - hi``, ``lo - d``, engagement, capped engagement and loading force of
+    coupling ``i`` (parameters in column ``i`` of ``p``)."""
+    above = d - p[_HI, i]
+    below = p[_LO, i] - d
+    side = (1.0 if above > 0.0 else 0.0) - (1.0 if below > 0.0 else 0.0)
+    e = max(max(above, below), 0.0)
+    cap = p[_CAP, i]
+    g = min(e, cap)
+    gs = min(g, cap)
+    top = min(p[_PRELOAD, i], p[_SOLID, i] * gs) + p[_STIFF, i] * gs
+    return side, above, below, e, g, top
+
+
+@njit(cache=True)
+def _sa3_force(d, d_dot, z, p):  # pragma: no cover (compiled)
+    out = np.empty(d.size)
+    for i in range(d.size):
+        side, _, _, e, g, top = _sa3_engagement(d[i], p, i)
+        under = p[_RATIO, i] * top
+        g_dot = side * d_dot[i] if e < p[_CAP, i] else 0.0
+        gear = min(max(side * z[i] + p[_C_STICK, i] * g_dot, under), top)
+        out[i] = side * (gear + p[_SOLID, i] * (e - g))
+    return out
+
+
+@njit(cache=True)
+def _sa3_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
+    out = np.empty(d.size)
+    for i in range(d.size):
+        side, above, below, e, g, top = _sa3_engagement(d[i], p, i)
+        # at a slack edge the rate sees the side the coupling moves into
+        if above == 0.0 and d_dot[i] > 0.0:
+            side += 1.0
+        if below == 0.0 and d_dot[i] < 0.0:
+            side -= 1.0
+        e_dot = side * d_dot[i]
+        cap = p[_CAP, i]
+        g_dot = e_dot if (e < cap) or (e <= cap and e_dot < 0.0) else 0.0
+        outward = g_dot > 0.0
+        ramp_end = p[_RAMP_END, i]
+        on_ramp = (g < ramp_end) or (g == ramp_end and not outward)
+        slope_l = p[_STIFF, i] + (p[_SOLID, i] if on_ramp else 0.0)
+        slope_u = p[_RATIO, i] * slope_l
+        under = p[_RATIO, i] * top
+        zm = side * z[i]
+        if outward and zm >= top * (1.0 - _SLIDE_RTOL):
+            k = slope_l
+        elif not outward and zm <= under * (1.0 + _SLIDE_RTOL):
+            k = slope_u
+        else:
+            k = max(p[_K_STICK, i], max(slope_l, slope_u))
+        out[i] = side * k * g_dot
+    return out
+
+
+@njit(cache=True)
+def _sa3_force_and_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
+    return _sa3_force(d, d_dot, z, p), _sa3_rates(d, d_dot, z, p)
+
+
 class SA3DraftGear(HystereticDraftGear):
     """Russian SA-3 automatic coupler with a friction draft gear (such as Sh-1-TM).
 
@@ -368,6 +443,36 @@ class SA3DraftGear(HystereticDraftGear):
             # NaN (no ramp) without solid stiffness: the preload is then never taken up.
             self.ramp_end = np.where(self.p.solid_stiffness > 0,
                                      self.p.preload / self.p.solid_stiffness, np.nan)
+
+        lo, hi = self.free_range()
+        self._matrix = np.ascontiguousarray(np.stack([
+            lo, hi, self.cap, self.p.preload, self.p.solid_stiffness, self.p.stiffness,
+            self.p.unloading_ratio, self.c_stick, self.k_stick, self.ramp_end]), dtype=float)
+
+    def _kernel_input(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
+                      ) -> tuple[np.ndarray, ...]:
+        """The kernels' arguments; the parameters broadcast, as the numpy form does, when
+        one model is called with another number of couplings."""
+        d = np.ascontiguousarray(d, dtype=float)
+        matrix = self._matrix
+        if d.size != self.count:
+            matrix = np.ascontiguousarray(np.broadcast_to(matrix, (matrix.shape[0], d.size)))
+        return (d, np.ascontiguousarray(d_dot, dtype=float),
+                np.ascontiguousarray(s.gear_force, dtype=float), matrix)
+
+    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
+        """As :meth:`HystereticDraftGear.force`, compiled for the SA-3 curves."""
+        return _sa3_force(*self._kernel_input(d, d_dot, s))
+
+    def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
+        """As :meth:`HystereticDraftGear.rates`, compiled for the SA-3 curves."""
+        return {"gear_force": _sa3_rates(*self._kernel_input(d, d_dot, s))}
+
+    def force_and_rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
+                        ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """:meth:`force` and :meth:`rates` in one compiled call."""
+        f, r = _sa3_force_and_rates(*self._kernel_input(d, d_dot, s))
+        return f, {"gear_force": r}
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """``(-slack, 0)``: the gap is on the compression side."""

@@ -73,6 +73,12 @@ class CouplerModel:
         """Time derivatives of the declared ``states``, one array per name."""
         return {}
 
+    def force_and_rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
+                        ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """:meth:`force` and :meth:`rates` together, as the right-hand side asks for them.
+        Override it where one pass computes both for less (the shipped SA-3 gear does)."""
+        return self.force(d, d_dot, s), self.rates(d, d_dot, s)
+
     def initial_state(self, d: np.ndarray) -> dict[str, np.ndarray]:
         """The states at the start of a drive, for initial deflections ``d``."""
         return {name: np.full(self.count, spec.initial) for name, spec in self.states.items()}

@@ -485,3 +485,28 @@ def test_two_car_system_is_stable_for_a_20_ms_explicit_step(point):
         # (0.14 % a step on the preload ramp) and the error control shortens them. Slides
         # last only while the load grows, so the steps are mostly those of a stuck gear.
         assert growth <= 1.002 and 0.02 * np.abs(lam).max() < 1.4
+
+
+def test_compiled_sa3_gear_matches_the_numpy_friction_element_everywhere():
+    """The SA-3 kernels (compiled per coupling) against the generic numpy element of
+    HystereticDraftGear, on random states over every regime: in the slack, exactly at
+    the slack edges moving either way, on the preload ramp, in stroke, past the stroke,
+    and with memories below, inside and above the band."""
+    from rrscore.plugins.couplers import HystereticDraftGear
+
+    rng = np.random.default_rng(7)
+    n = 4000
+    m = SA3DraftGear([{**SA3, "stick_damping": 3e6}] * n)
+    d = rng.uniform(-0.13, 0.12, n)
+    d[:400] = -0.011  # compression slack edge
+    d[400:800] = 0.0  # tension slack edge
+    d[800:1000] = rng.uniform(0.0, 3e-5, 200)  # preload ramp
+    d_dot = rng.normal(0.0, 0.3, n)
+    d_dot[::7] = 0.0
+    z = rng.uniform(-2.5e6, 2.5e6, n)
+    s = SimpleNamespace(gear_force=z)
+    f_ref = HystereticDraftGear.force(m, d, d_dot, s)
+    r_ref = HystereticDraftGear.rates(m, d, d_dot, s)["gear_force"]
+    np.testing.assert_allclose(m.force(d, d_dot, s), f_ref, rtol=1e-13, atol=1e-6)
+    np.testing.assert_allclose(m.rates(d, d_dot, s)["gear_force"], r_ref, rtol=1e-13,
+                               atol=1e-6)
