@@ -83,11 +83,14 @@ class Bodies(Component):
         """Inputs held over a control step: signed force, resistance magnitude (brakes,
         ``Q_r``) and effective mass (rolling wheelsets' inertia included), per vehicle."""
         tr = self.train
-        self.force_held = force
-        self.resist_held = resist  # brakes and Q_r: the energy account's brake flow
-        self.resist_base = resist + tr.c0
+        #: The held inputs as rows of one array (force, resistance with ``c0``,
+        #: resistance alone, inverse effective mass), for the compiled right-hand side.
+        self.held = np.stack([force, resist + tr.c0, resist, 1.0 / mass_eff]).astype(float)
+        self.force_held = self.held[0]
+        self.resist_held = self.held[2]  # brakes and Q_r: the energy account's brake flow
+        self.resist_base = self.held[1]
         self.mass_eff = mass_eff
-        self._inv_mass = 1.0 / mass_eff
+        self._inv_mass = self.held[3]
         # Vehicles that friction can hold at standstill: only they have a jump at v = 0.
         self.has_friction = (resist + tr.c0 + tr.start0) > 0.0
 

@@ -207,6 +207,35 @@ class Couplings(Component):
         loads.force[:-1] -= cf
         loads.force[1:] += cf
 
+    def force_and_rates(self, t: float, y: np.ndarray, dy: np.ndarray) -> np.ndarray:
+        """:meth:`forces` and :meth:`rates` in one pass (the deflections and the models'
+        states taken once): writes the rates into ``dy`` and returns the coupler forces.
+        """
+        self._t = t
+        x, v = y[self.sx], y[self.sv]
+        d, d_dot = x[:-1] - x[1:] - self.nominal, v[:-1] - v[1:]
+        if not (self._single and self.all_coupled):
+            f = self.force(d, d_dot, y)
+            self.rates(t, y, None, dy)
+            return f
+        model = self.groups[0][0]
+        states = self._states(y, 0)
+        try:
+            f, r = model.force_and_rates(d, d_dot, states)
+            for name, sl in self.state_slices[0].items():
+                dy[sl] = r[name]
+        except Exception as exc:  # not plugin_call: this runs at every stage
+            if isinstance(exc, RrsError):
+                raise
+            # called again one method at a time, for the error to name the one that fails
+            for method in ("force", "rates"):
+                try:
+                    getattr(model, method)(d, d_dot, self._states(y, 0))
+                except Exception:
+                    raise self._failure(method, exc, t, 0, (d, d_dot, y)) from exc
+            raise self._failure("force_and_rates", exc, t, 0) from exc
+        return f
+
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
         if not self._has_states:
             return

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .bodies import Bodies
+from .compiled import CompiledBodies
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
 from .errors import RrsError, plugin_call, plugin_failure
@@ -29,6 +30,13 @@ from .state import StateLayout
 from .track import Route
 from .train import Train
 from .wheelsets import Wheelsets
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """``index`` as a slice if it is a run of consecutive integers, else itself."""
+    if index.size and np.array_equal(index, np.arange(index[0], index[0] + index.size)):
+        return slice(int(index[0]), int(index[0]) + index.size)
+    return index
 
 
 class VehicleStates(Component):
@@ -40,6 +48,10 @@ class VehicleStates(Component):
         self.train, self.bodies = train, bodies
         self.batches = [b for b in train.batches if b.model.states]
         self.slices: list[dict[str, slice]] = []
+        # Where each batch's vehicles are (a slice when they stand together, as they
+        # mostly do: cheaper than an index array at every stage) and their orientation.
+        self._where = [_as_slice(b.model.index) for b in self.batches]
+        self._sign = [train.orientation[b.model.index] for b in self.batches]
 
     def declare(self, layout: StateLayout) -> None:
         names = [b.model.type_name for b in self.batches]
@@ -59,12 +71,10 @@ class VehicleStates(Component):
         if not self.batches:
             return
         v = y[self.bodies.sv]
-        orientation = self.train.orientation
-        for b, slices in zip(self.batches, self.slices, strict=True):
+        for b, slices, where, sign in zip(self.batches, self.slices, self._where, self._sign,
+                                          strict=True):
             m = b.model
-            s = SimpleNamespace(v=v[m.index] * orientation[m.index])
-            for k, sl in slices.items():
-                setattr(s, k, y[sl])
+            s = SimpleNamespace(v=v[where] * sign, **{k: y[sl] for k, sl in slices.items()})
             try:
                 r = m.rates(t, s)
                 for k, sl in slices.items():
@@ -145,6 +155,7 @@ class TrainDynamics:
                (self.couplings.events(), "coupling")]
         self.events: list[EventBlock] = [b for blocks, _ in per for b in blocks]
         self._event_kind = [kind for blocks, kind in per for _ in blocks]
+        self.compiled = CompiledBodies(self)
         self.refresh()
 
     def event_where(self, block: int, j: int) -> str:
@@ -197,10 +208,10 @@ class TrainDynamics:
         """The train's mean motion, subtracted before the relative tolerance applies, so a
         train at speed is held to the same accuracy of its relative motions (coupler modes)
         as a standing one."""
-        ref = np.zeros(self.size)
         mean = float(self._mean_weights @ y[self.sv])
+        ref = np.zeros(self.size)
         ref[self.sv] = mean
-        ref[self.somega] = mean / self.train.axle_radius
+        np.divide(mean, self.train.axle_radius, out=ref[self.somega])
         return ref
 
     def start_step(self, y: np.ndarray) -> None:
@@ -219,6 +230,7 @@ class TrainDynamics:
         """Recompute the per-vehicle sums that are constant between inputs or mode changes."""
         w = self.wheelsets
         w.refresh_modes()
+        self._use_compiled = self.compiled.applies()
         torque, brake, equiv = w.held_sums()
         self.bodies.set_held(self.body_force + torque, self.body_resist + brake,
                              self.train.mass + equiv)
@@ -262,7 +274,26 @@ class TrainDynamics:
         return loads
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
-        """``dy/dt`` for the solver; a pure function of ``t``, ``y`` and the held modes."""
+        """``dy/dt`` for the solver; a pure function of ``t``, ``y`` and the held modes.
+
+        While every axle rolls, the bodies, wheelsets and energy account run as one
+        compiled pass (:mod:`rrscore.compiled`); the coupler models and the vehicle
+        plugins' states are called as in :meth:`rhs_components`.
+        """
+        if not self._use_compiled:
+            return self.rhs_components(t, y)
+        dy = np.empty(self.size)
+        cp = self.couplings
+        if self.n > 1:
+            cf = cp.force_and_rates(t, y, dy)
+        else:
+            cf = np.zeros(0)
+        self.vehicle_states.rates(t, y, None, dy)
+        self.compiled.rates(y, cf, dy)
+        return dy
+
+    def rhs_components(self, t: float, y: np.ndarray) -> np.ndarray:
+        """``dy/dt`` from the components' own methods (the reference for :meth:`rhs`)."""
         loads = self.loads(t, y)
         dy = np.empty(self.size)
         for c in self.components:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import njit
 
 from .dynamics import TrainDynamics
 from .solvers import Solver
@@ -66,6 +67,16 @@ class Segment:
         s = (t - self.t0) / h
         return ((1 + 2 * s) * (1 - s) ** 2 * self.y0 + s * (1 - s) ** 2 * h * self.f0
                 + s * s * (3 - 2 * s) * self.y1 + s * s * (s - 1) * h * self.f1)
+
+
+@njit(cache=True)
+def _any_crossing(g0, g1, both):  # pragma: no cover (compiled)
+    """Whether any entry falls from > 0 to < 0 (or, with ``both``, rises from < 0 to > 0):
+    the common answer after a step is no, and this says it without temporary arrays."""
+    for i in range(g0.size):
+        if (g0[i] > 0.0 and g1[i] < 0.0) or (both and g0[i] < 0.0 and g1[i] > 0.0):
+            return True
+    return False
 
 
 def _crossed(block, g0, g1) -> np.ndarray:
@@ -151,7 +162,8 @@ class Integrator:
                 return message or f"solver {s.name} failed at t = {s.t:.6g} s"
             g_new = self._values(s.t, s.y, s.f)
             hits = [
-                None if a is None or b is None else _crossed(blk, a, b)
+                None if a is None or b is None
+                or not _any_crossing(a, b, blk.direction == 0) else _crossed(blk, a, b)
                 for blk, a, b in zip(dyn.events, g_old, g_new, strict=True)
             ]
             if not any(h is not None and h.any() for h in hits):

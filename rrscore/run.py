@@ -29,7 +29,7 @@ import numpy as np
 from .autodriver import AutoDriver
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
-from .errors import PluginError, plugin_call
+from .errors import PluginError, RrsError, plugin_call, plugin_failure
 from .events import Event
 from .integrator import Integrator, Segment
 from .plugincheck import step_problems
@@ -209,8 +209,12 @@ class Run:
             m.x = x[m.index].copy()
             m.v = v[m.index] * sign
             m.omega = omega[b.axles] * sign[:, None]
-            with plugin_call(b.describe("step"), t):
+            try:  # as plugin_call, without building the message on every control step
                 m.step(t, self.control_step)
+            except Exception as exc:
+                if isinstance(exc, RrsError):
+                    raise
+                raise plugin_failure(b.describe("step"), exc, t) from exc
             if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
                 raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
                                   f"at t = {t:.3f} s")

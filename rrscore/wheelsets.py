@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import njit
 
 from . import adhesion
 from .bodies import Bodies, coulomb_net
@@ -29,6 +30,24 @@ from .component import Component, EventBlock, Loads, Signal
 from .events import Event
 from .state import StateLayout, StateSpec
 from .train import Train
+
+
+@njit(cache=True)
+def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
+             mass_equiv):  # pragma: no cover (compiled)
+    """The slip margins: 1 for every axle, and for the loaded axles ``k`` adhesion less
+    the rail force they need (:meth:`Wheelsets.required_rail_force`, written out)."""
+    g = np.ones(na)
+    for j in range(k.size):
+        if v[j] > 0.0:
+            brake = brake_max[j]
+        elif v[j] < 0.0:
+            brake = -brake_max[j]
+        else:
+            brake = min(max(torque[j], -brake_max[j]), brake_max[j])
+        g[k[j]] = psi[j] * rail[j] * normal[j] - abs((torque[j] - brake) / r[j]
+                                                     - mass_equiv[j] * a[j])
+    return g
 
 
 class Wheelsets(Component):
@@ -83,7 +102,16 @@ class Wheelsets(Component):
         # Rolling axles with torque or brake: only they can be driven into slip.
         k = np.flatnonzero(self.rolling & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
         self.loaded_axles = k
-        self._loaded_vehicle = self.train.axle_vehicle[k]
+        tr = self.train
+        self._loaded_vehicle = tr.axle_vehicle[k]
+        # What the slip margin needs of them, taken once per change of inputs or modes
+        # instead of after every step: torque, brake, radius, J/r^2, rail factor, normal
+        # force, and the adhesion law of each (positions among them by law).
+        self._loaded = (self.axle_torque[k], self.axle_brake[k], tr.axle_radius[k],
+                        tr.axle_mass_equiv[k], self.rail_factor[k], tr.axle_normal[k])
+        laws = tr.axle_law[k] if len(tr.adhesion_laws) > 1 else np.zeros(k.size, dtype=int)
+        self._loaded_laws = [(tr.adhesion_laws[i], np.flatnonzero(laws == i))
+                             for i in np.unique(laws)]
 
     def held_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per vehicle: force and brake resistance of the rolling axles through the rail,
@@ -221,10 +249,17 @@ class Wheelsets(Component):
         k = self.loaded_axles
         if not k.size:
             return None
-        cap = self.psi(y[self.bodies.sv][self._loaded_vehicle], k) * self.train.axle_normal[k]
-        g = np.ones(self.na)
-        g[k] = cap - np.abs(self.required_rail_force(y, f, k))
-        return g
+        # As psi(v, k) * N - |required_rail_force(y, f, k)|, from the held arrays.
+        veh, sv = self._loaded_vehicle, self.bodies.sv
+        v, a = y[sv][veh], f[sv][veh]
+        torque, brake_max, r, mass_equiv, rail, normal = self._loaded
+        if len(self._loaded_laws) == 1:
+            psi = self._loaded_laws[0][0](v)
+        else:
+            psi = np.empty(k.size)
+            for law, at in self._loaded_laws:
+                psi[at] = law(v[at])
+        return _margins(self.na, k, v, a, psi, rail, normal, torque, brake_max, r, mass_equiv)
 
     def _start_slip(self, t: float, y: np.ndarray, idx: np.ndarray) -> np.ndarray:
         tr = self.train

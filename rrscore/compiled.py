@@ -1,0 +1,152 @@
+"""The right-hand side of the common case, compiled.
+
+While every axle rolls (no slip) and no vehicle needs the route's extra
+lookups (AREA curve resistance, tunnel factors), the bodies, the wheelsets and
+the energy account reduce to one pass over the vehicles: the track under each
+vehicle, gravity, running, curve and starting resistance, air, the coupler
+forces, the Coulomb rule, the accelerations, the rolling axles' spin and every
+energy flow. :func:`body_rates` does that pass compiled with numba (cached on
+disk: a second run pays no compile time), in place of about a hundred small
+array operations of the component methods. The components stay the
+reference: they serve every other case (slipping axles, the extra lookups)
+and every output signal, and a test holds both to the same derivatives.
+
+Coupler models and the states of vehicle plugins are not in this pass: their
+own ``force``/``rates`` are called as before (the shipped SA-3 gear compiles
+its own). So nothing here depends on a plugin, and a plugin written in numpy
+runs unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+if TYPE_CHECKING:
+    from .dynamics import TrainDynamics
+
+
+@njit(cache=True)
+def _cumulative_at(xq, knots, table):  # pragma: no cover (compiled)
+    """A cumulative table at ``xq``, linear between knots and constant beyond the ends
+    (as ``np.interp``)."""
+    if xq <= knots[0]:
+        return table[0]
+    last = knots.size - 1
+    if xq >= knots[last]:
+        return table[last]
+    j = np.searchsorted(knots, xq, side="right") - 1
+    slope = (table[j + 1] - table[j]) / (knots[j + 1] - knots[j])
+    return slope * (xq - knots[j]) + table[j]
+
+
+@njit(cache=True)
+def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
+               axle_vehicle, inv_radius):  # pragma: no cover (compiled)
+    """Derivatives of the bodies, the rolling wheelsets and the energy account, in place.
+
+    ``y``, ``dy``: the whole state and its derivative. ``idx``: the first indices of
+    the blocks ``body.x``, ``body.v``, ``wheel.phi``, ``wheel.omega``, the six energy
+    flows per vehicle (drive, brake, resistance, gravity, air, slip) and the coupler
+    work, then whether any vehicle has starting resistance and air drag. ``cf``:
+    coupler forces, tension +. ``knots``, ``tables``: the route's cumulative elevation
+    and curve resistance. ``static`` rows per vehicle: half length, weight, weight in
+    kN, ``c1``, ``c2``, starting force and speed, ``rho Cd A / 2``, wind. ``held`` rows
+    (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
+    resistance alone, inverse effective mass. Sums are taken in the order the
+    components take them, so the result is theirs to rounding.
+    """
+    sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
+        idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
+    elevation, curve_cum = tables[0], tables[1]
+    n = static.shape[1]
+    accel = np.empty(n)
+    for i in range(n):
+        x = y[sx + i]
+        v = y[sv + i]
+        h = static[0, i]
+        grade = (_cumulative_at(x + h, knots, elevation)
+                 - _cumulative_at(x - h, knots, elevation)) / (2.0 * h)
+        curve = (_cumulative_at(x + h, knots, curve_cum)
+                 - _cumulative_at(x - h, knots, curve_cum)) / (2.0 * h)
+        gravity = -static[1, i] * grade / np.sqrt(1.0 + grade * grade)
+        force = 0.0
+        if i < n - 1:
+            force -= cf[i]
+        if i > 0:
+            force += cf[i - 1]
+        force_held = held[0, i]
+        resist_held = held[2, i]
+        force += force_held + gravity
+        speed = abs(v)
+        resist = held[1, i] + speed * (static[3, i] + static[4, i] * speed)
+        resist += curve * static[2, i]
+        if any_starting:
+            resist += static[5, i] * max(0.0, 1.0 - speed / static[6, i])
+        air = 0.0
+        if use_air:
+            u = v - static[8, i]
+            air = -static[7, i] * u * abs(u)
+            force += air
+        # Coulomb: against the held direction, or holding a standing vehicle
+        d = direction[i] if frozen[i] else v
+        if d > 0.0:
+            net = force - resist
+        elif d < 0.0:
+            net = force + resist
+        else:
+            net = force - min(max(force, -resist), resist)
+        a = net * held[3, i]
+        accel[i] = a
+        dy[sx + i] = v
+        dy[sv + i] = a
+        dy[energy + i] = force_held * v
+        dy[energy + n + i] = resist_held * speed
+        dy[energy + 2 * n + i] = (resist - resist_held) * speed
+        dy[energy + 3 * n + i] = gravity * v
+        dy[energy + 4 * n + i] = air * v
+        dy[energy + 5 * n + i] = 0.0
+    for i in range(n - 1):
+        dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
+    for k in range(axle_vehicle.size):
+        dy[sphi + k] = y[somega + k]
+        dy[somega + k] = accel[axle_vehicle[k]] * inv_radius[k]
+
+
+class CompiledBodies:
+    """Binds :func:`body_rates` to one train's dynamics; :meth:`applies` says when."""
+
+    def __init__(self, dyn: TrainDynamics) -> None:
+        self.dyn = dyn
+        b, tr, route = dyn.bodies, dyn.train, dyn.route
+        #: Static part of the condition: no extra lookups of the route.
+        self.possible = not b._extra_lookup
+        e = dyn.energy
+        starts = [e.slices[f].start for f in ("drive", "brake", "resistance", "gravity",
+                                              "air", "slip")]
+        if starts != [starts[0] + k * dyn.n for k in range(6)]:
+            self.possible = False  # the flows are laid out one after the other
+        self._idx = np.array([dyn.sx.start, dyn.sv.start, dyn.sphi.start, dyn.somega.start,
+                              starts[0], e.coupler.start, b._any_starting, b._use_air],
+                             dtype=np.int64)
+        both = route._both
+        self._knots = np.ascontiguousarray(route._knots, dtype=float)
+        self._tables = np.ascontiguousarray(np.stack([both.real, both.imag]))
+        self._static = np.ascontiguousarray(np.stack([
+            tr.half_length, tr.weight, b._weight_kn, tr.c1, tr.c2, tr.start0, tr.start_speed,
+            b._half_rho_cd_a, np.full(dyn.n, float(b.wind))]), dtype=float)
+        self._axles = (np.ascontiguousarray(tr.axle_vehicle, dtype=np.int64),
+                       np.ascontiguousarray(dyn.wheelsets._inv_radius, dtype=float))
+
+    def applies(self) -> bool:
+        """Whether the compiled pass stands for the components now: the static condition,
+        and every axle rolling (a mode that changes only at events)."""
+        return self.possible and not self.dyn.wheelsets.slipping.size
+
+    def rates(self, y: np.ndarray, cf: np.ndarray, dy: np.ndarray) -> None:
+        """Write the bodies', wheelsets' and energy account's derivatives into ``dy``."""
+        b = self.dyn.bodies
+        body_rates(y, cf, dy, self._idx, self._knots, self._tables, self._static, b.held,
+                   b.frozen, b.direction, *self._axles)

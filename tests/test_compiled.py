@@ -1,0 +1,91 @@
+"""The compiled right-hand side (rrscore.compiled) against the components' own methods.
+
+The components' numpy methods are the reference (``TrainDynamics.rhs_components``); the
+compiled pass must give the same derivatives, for every shipped scenario and for states
+chosen to reach every branch: vehicles standing, held by friction or moving off, moving
+backwards, on grades and in curves, with starting resistance, air drag and wind, and a
+vehicle facing backwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CONFIGS, car_config, make_scenario
+
+from rrscore import load_scenario
+from rrscore.run import Run
+
+SCENARIOS = sorted((CONFIGS / "scenarios").glob("*.toml"))
+
+# The two paths add the same terms in the same order, so they agree to the last bit as a
+# rule; the tolerance allows a rounding step where numpy evaluates a sum differently.
+RTOL = 1e-13
+
+
+def _states(dyn, y: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    """``y`` and variants of it: velocities scattered around the train's speed, some
+    exactly zero, some negative."""
+    out = [y]
+    for _ in range(3):
+        z = y.copy()
+        v = z[dyn.sv]
+        v += rng.normal(0.0, 0.3, v.size)
+        v[rng.random(v.size) < 0.2] = 0.0
+        v[rng.random(v.size) < 0.1] *= -1.0
+        out.append(z)
+    return out
+
+
+def _compare(dyn, t: float, y: np.ndarray) -> None:
+    assert dyn._use_compiled
+    np.testing.assert_allclose(dyn.rhs(t, y), dyn.rhs_components(t, y), rtol=RTOL,
+                               atol=1e-300)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_compiled_pass_gives_the_components_derivatives_on_every_shipped_scenario(path: Path):
+    run = Run(load_scenario(path))
+    run.advance(5.0)
+    dyn, rng = run.dyn, np.random.default_rng(3)
+    if not dyn._use_compiled:
+        pytest.skip("an axle slips here: the components serve this state")
+    for y in _states(dyn, run.solver.y, rng):
+        _compare(dyn, run.solver.t, y)
+
+
+def test_compiled_pass_covers_air_wind_grades_curves_and_a_reversed_vehicle():
+    air = car_config(resistance={"formula": "loco_power", "starting": True,
+                                 "air_cd_a": "10 m^2"})
+    plain = car_config()
+    sc = make_scenario(
+        [{"config": air}, {"config": plain, "count": 3},
+         {"config": plain, "orientation": "reversed"}],
+        elements=[{"length": "300 m", "grade": "8 permille"},
+                  {"length": "400 m", "grade": "-5 permille", "radius": "400 m"},
+                  {"length": "2 km"}],
+        environment={"wind": "-15 km/h"},
+    )
+    run = Run(sc)
+    dyn = run.dyn
+    assert dyn.compiled.possible and dyn.bodies._use_air and dyn.bodies._any_starting
+    rng = np.random.default_rng(11)
+    for lead in (5.0, 320.0, 650.0, 1200.0):  # ends, grade changes, the curve
+        y0 = dyn.initial_state(lead, 3.0)
+        for y in _states(dyn, y0, rng):
+            dyn.start_step(y)  # directions held from this state
+            _compare(dyn, 0.0, y)
+
+
+def test_slipping_axles_and_area_curves_use_the_components():
+    sc = make_scenario([{"config": car_config(resistance={"curve": "area"})}])
+    dyn = Run(sc).dyn
+    assert not dyn.compiled.possible and not dyn._use_compiled
+    run = Run(make_scenario([{"config": car_config()}]))
+    dyn = run.dyn
+    assert dyn._use_compiled
+    dyn.wheelsets.rolling[0] = False  # axle 0 slips from now on
+    dyn.refresh()
+    assert not dyn._use_compiled
