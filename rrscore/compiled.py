@@ -29,15 +29,32 @@ if TYPE_CHECKING:
 
 
 @njit(cache=True)
-def _cumulative_at(xq, knots, table):  # pragma: no cover (compiled)
-    """A cumulative table at ``xq``, linear between knots and constant beyond the ends
-    (as ``np.interp``)."""
-    if xq <= knots[0]:
-        return table[0]
+def _interval(xq, knots, j):  # pragma: no cover (compiled)
+    """The knot interval of ``xq`` (``knots[j] <= xq < knots[j + 1]``, as
+    ``searchsorted(knots, xq, "right") - 1``), walked to from a guess ``j``: the
+    vehicles of a train stand one behind the other, so the next one is near. -1 before
+    the first knot, ``knots.size - 1`` at or past the last."""
     last = knots.size - 1
+    if xq < knots[0]:
+        return -1
     if xq >= knots[last]:
-        return table[last]
-    j = np.searchsorted(knots, xq, side="right") - 1
+        return last
+    j = min(max(j, 0), last - 1)
+    while knots[j] > xq:
+        j -= 1
+    while knots[j + 1] <= xq:
+        j += 1
+    return j
+
+
+@njit(cache=True)
+def _cumulative_at(xq, knots, table, j):  # pragma: no cover (compiled)
+    """A cumulative table at ``xq`` in interval ``j`` (:func:`_interval`): linear between
+    knots and constant beyond the ends, as ``np.interp``."""
+    if j < 0:
+        return table[0]
+    if j >= knots.size - 1:
+        return table[knots.size - 1]
     slope = (table[j + 1] - table[j]) / (knots[j + 1] - knots[j])
     return slope * (xq - knots[j]) + table[j]
 
@@ -63,14 +80,19 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
     elevation, curve_cum = tables[0], tables[1]
     n = static.shape[1]
     accel = np.empty(n)
+    j = np.searchsorted(knots, y[sx], side="right") - 1
     for i in range(n):
         x = y[sx + i]
         v = y[sv + i]
         h = static[0, i]
-        grade = (_cumulative_at(x + h, knots, elevation)
-                 - _cumulative_at(x - h, knots, elevation)) / (2.0 * h)
-        curve = (_cumulative_at(x + h, knots, curve_cum)
-                 - _cumulative_at(x - h, knots, curve_cum)) / (2.0 * h)
+        front, rear = x + h, x - h
+        j = _interval(front, knots, j)
+        jf = j
+        j = _interval(rear, knots, j)
+        grade = (_cumulative_at(front, knots, elevation, jf)
+                 - _cumulative_at(rear, knots, elevation, j)) / (2.0 * h)
+        curve = (_cumulative_at(front, knots, curve_cum, jf)
+                 - _cumulative_at(rear, knots, curve_cum, j)) / (2.0 * h)
         gravity = -static[1, i] * grade / np.sqrt(1.0 + grade * grade)
         force = 0.0
         if i < n - 1:
