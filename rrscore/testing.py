@@ -240,7 +240,7 @@ def make_train(vehicle: str | Path | Mapping[str, Any], *, count: int = 1,
     :param cars: how many ``car`` vehicles follow (a type name, path or config;
         the shipped freight car by default, given inline).
     :param coupling: the train's ``[train.coupling]`` table.
-    :param grade: the route's grade (per mille as a number, or "5 permille").
+    :param grade: the route's grade (a ratio as a number, 0.005, or with a unit, "5 permille").
     :param params: the vehicle type's parameters, with units (``F_max="450 kN"``).
     """
     def entry(v: Any, n: int, p: Mapping[str, Any], table: Mapping[str, Any] | None) -> dict:

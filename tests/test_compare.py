@@ -38,7 +38,10 @@ def test_rrs_plot_writes_a_figure_with_both_runs_in_the_legend(two_runs, tmp_pat
     speed, traction, coupler = fig.axes
     assert {"half: speed", "full: speed", "half: limit", "full: limit"} <= set(
         legend_texts(speed))
-    assert legend_texts(traction) == ["half: traction", "full: traction"]
+    # each run's traction, and its recorded brake-force columns dotted (SimpleLoco's
+    # dynamic brake force, zero here)
+    assert legend_texts(traction) == ["half: traction", "half: v0_dynamic_brake_force_N",
+                                      "full: traction", "full: v0_dynamic_brake_force_N"]
     assert {"half: max tension", "full: max tension"} <= set(legend_texts(coupler))
     plt.close(fig)
 
@@ -46,7 +49,8 @@ def test_rrs_plot_writes_a_figure_with_both_runs_in_the_legend(two_runs, tmp_pat
 def test_panels_show_the_data_of_each_run(two_runs):
     fig = compare_figure(two_runs, ["traction", "coupler"], x="distance")
     traction, coupler = fig.axes
-    for line, run in zip(traction.get_lines(), two_runs, strict=True):
+    pulls = [ln for ln in traction.get_lines() if ln.get_label().endswith(": traction")]
+    for line, run in zip(pulls, two_runs, strict=True):
         series = read_csv(run / "timeseries.csv")
         np.testing.assert_allclose(line.get_ydata(), series["traction_force_N"] / 1e3)
         np.testing.assert_allclose(line.get_xdata(),

@@ -7,6 +7,16 @@ power, Fc = F_nom * V_nom / |v|. The force is split evenly over the axles as
 torque F * (D/2) / num_axis. Keys raise and lower the level at a set rate and
 apply a simple locomotive brake.
 
+The dynamic (electric) brake turns the traction motors into generators: with
+the dynamic brake level d in [0, 1] the force against the motion is
+d * min(F_db, P_db / |v|) * min(1, |v| / v_fade): the force cap F_db (set
+below the adhesion limit; demanded beyond it, the axles slide as any braked
+axle does) at low speeds, the power the resistor grid takes, P_db, above
+F_db's corner speed P_db / F_db, and a fade to nothing below v_fade, where the
+motors' field is too weak. It acts through the axles as a negative drive
+torque, so the energy account counts it under ``drive`` (negative). While it is
+set, traction is cut (the motors cannot drive and brake at once).
+
 It also shows a plugin with a continuous state of its own: the main
 reservoir, charged by a compressor through a choke and switched by a governor.
 The pressure ``p`` (gauge) is integrated by the solver with the train::
@@ -34,6 +44,15 @@ def traction_characteristic(speed, f_max, f_nom, v_nom):
     return np.where(s < v_nom, line, hyperbola)
 
 
+def dynamic_brake_characteristic(speed, f_max, power, v_fade):
+    """Full-level dynamic brake force (N, a magnitude) at ``speed`` (m/s): the cap
+    ``f_max``, the power limit ``power / |v|`` above the corner speed, and a linear fade
+    below ``v_fade`` to nothing at standstill."""
+    s = np.abs(speed)
+    by_power = power / np.maximum(s, 1e-300)  # s = 0 is caught by the fade
+    return np.minimum(f_max, by_power) * np.minimum(1.0, s / v_fade)
+
+
 class SimpleLoco(VehicleModel):
     """Locomotive with the seed-003 traction characteristic, a straight brake and a main
     reservoir with a governed compressor."""
@@ -59,24 +78,43 @@ class SimpleLoco(VehicleModel):
                           exclusive_min=True),
         "cut_in": Param("Pa", 0.75e6, "governor: compressor on below this pressure", min=0.0),
         "cut_out": Param("Pa", 0.9e6, "governor: compressor off above this pressure", min=0.0),
+        "dynamic_brake_force": Param("N", 250e3, "dynamic brake force at full level, below "
+                                     "the corner speed (keep it under the adhesion limit)",
+                                     min=0.0),
+        "dynamic_brake_power": Param("W", 4e6, "power the dynamic brake takes at most "
+                                     "(resistor grid or regeneration)", min=0.0),
+        "dynamic_brake_fade_speed": Param("m/s", 10 / 3.6, "below this speed the dynamic "
+                                          "brake force falls linearly to nothing", min=0.0,
+                                          exclusive_min=True),
+        "dynamic_brake_rate": Param("1/s", 0.5, "dynamic brake level change per second of "
+                                    "key hold", min=0.0),
     }
     keys = {
         "traction_up": "raise the traction level while held",
         "traction_down": "lower the traction level while held",
         "brake": "raise the locomotive brake level while held; release to let it off",
         "sand": "sand the rails in front of the wheels while held",
+        "dynamic_brake_up": "raise the dynamic brake level while held (cuts traction)",
+        "dynamic_brake_down": "lower the dynamic brake level while held",
     }
-    key_bindings = {"traction_up": "w", "traction_down": "s", "brake": "b", "sand": "d"}
+    key_bindings = {"traction_up": "w", "traction_down": "s", "brake": "b", "sand": "d",
+                    "dynamic_brake_up": "e", "dynamic_brake_down": "x"}
     controls = {"traction_level": "traction level, 0..1 (held until changed)",
-                "brake_level": "brake level, 0..1 (held until changed)"}
-    control_ranges = {"traction_level": (0.0, 1.0), "brake_level": (0.0, 1.0)}
+                "brake_level": "brake level, 0..1 (held until changed)",
+                "dynamic_brake_level": "dynamic brake level, 0..1 (held until changed; "
+                                       "above 0 it cuts traction)"}
+    control_ranges = {"traction_level": (0.0, 1.0), "brake_level": (0.0, 1.0),
+                      "dynamic_brake_level": (0.0, 1.0)}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
-               "compressor_on": "1 while the compressor runs"}
+               "compressor_on": "1 while the compressor runs",
+               "dynamic_brake_force_N": "dynamic brake force (a magnitude, against the motion)",
+               "dynamic_brake_power_W": "power the dynamic brake takes from the train"}
     states = {"main_reservoir": StateSpec("Pa", "main reservoir pressure, gauge", atol=1.0)}
 
     def setup(self) -> None:
         self.traction_level = np.zeros(self.count)
         self.brake_level = np.zeros(self.count)
+        self.dynamic_brake_level = np.zeros(self.count)
         self.releasing = np.zeros(self.count, dtype=bool)  # brake key let go: level falls
         self.compressor_on = np.zeros(self.count)
 
@@ -99,8 +137,18 @@ class SimpleLoco(VehicleModel):
         brake = self.key_down("brake").astype(float) - self.releasing
         self.brake_level = np.clip(self.brake_level + brake * p.brake_rate * dt, 0.0, 1.0)
 
-        force = self.traction_level * traction_characteristic(self.v, p.F_max, p.F_nom, p.V_nom)
-        self.Q_a[:, 1:] = (force * self.wheel_radius / self.num_axis)[:, None]
+        dyn_up = (self.key_down("dynamic_brake_up").astype(float)
+                  - self.key_down("dynamic_brake_down"))
+        self.dynamic_brake_level = np.clip(
+            self.dynamic_brake_level + dyn_up * p.dynamic_brake_rate * dt, 0.0, 1.0)
+
+        braking = self.dynamic_brake_level > 0.0  # the motors generate: no traction
+        force = np.where(braking, 0.0, self.traction_level
+                         * traction_characteristic(self.v, p.F_max, p.F_nom, p.V_nom))
+        dyn = self.dynamic_brake_level * dynamic_brake_characteristic(
+            self.v, p.dynamic_brake_force, p.dynamic_brake_power, p.dynamic_brake_fade_speed)
+        drive = force - np.sign(self.v) * dyn  # the dynamic brake opposes the motion
+        self.Q_a[:, 1:] = (drive * self.wheel_radius / self.num_axis)[:, None]
         self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
                            / self.num_axis)[:, None]
         sanding = self.key_down("sand")[:, None]
@@ -110,6 +158,8 @@ class SimpleLoco(VehicleModel):
         self.compressor_on = np.where(pressure < p.cut_in, 1.0,
                                       np.where(pressure > p.cut_out, 0.0, self.compressor_on))
         self.out["traction_force_N"] = force
+        self.out["dynamic_brake_force_N"] = dyn
+        self.out["dynamic_brake_power_W"] = dyn * np.abs(self.v)
         self.out["traction_level"] = self.traction_level
         self.out["compressor_on"] = self.compressor_on
 

@@ -160,3 +160,97 @@ def test_several_locomotives_of_one_type_sand_together(scenario_builder):
                           stop={"max_time": 2.0})
     r = Drive(sc).run()
     assert r.summary["stop_reason"] == "max_time" and r.series["speed_mps"][-1] > 0.0
+
+
+# --- dynamic brake ----------------------------------------------------------------------------
+# Defaults: 250 kN cap, 4 MW, fading below 10 km/h; the corner speed is 4 MW / 250 kN = 16 m/s.
+
+
+@pytest.mark.parametrize(
+    ("speed_kmh", "force_kn"),
+    [
+        (5.0, 0.5 * 250.0 * 5.0 / 10.0),  # fading: half the cap at half the fade speed
+        (30.0, 0.5 * 250.0),  # the cap
+        (100.0, 0.5 * 4000.0 / (100.0 / 3.6)),  # the power limit, 4 MW / v
+        (-100.0, 0.5 * 4000.0 / (100.0 / 3.6)),  # backwards: the same, against the motion
+    ],
+)
+def test_dynamic_brake_force_follows_its_characteristic_and_opposes_motion(
+        scenario_builder, speed_kmh, force_kn):
+    sc = _loco(scenario_builder)
+    model = sc.train.batches[0].model
+    model.dynamic_brake_level[:] = 0.5
+    model.traction_level[:] = 1.0  # cut while the dynamic brake is set
+    model.v = np.array([speed_kmh / 3.6])
+    model.step(0.0, 0.05)
+    radius, axles = 1.25 / 2, 8
+    sign = np.sign(speed_kmh)
+    np.testing.assert_allclose(model.Q_a[0, 1:], -sign * force_kn * 1e3 * radius / axles,
+                               rtol=1e-12)
+    assert model.out["traction_force_N"][0] == 0.0
+    assert model.out["dynamic_brake_force_N"][0] == pytest.approx(force_kn * 1e3, rel=1e-12)
+    assert model.out["dynamic_brake_power_W"][0] == pytest.approx(
+        force_kn * 1e3 * abs(speed_kmh) / 3.6, rel=1e-12)
+
+
+def test_dynamic_brake_keys_ramp_the_level_and_traction_returns_when_it_is_off(
+        scenario_builder):
+    sc = _loco(scenario_builder)
+    model = sc.train.batches[0].model
+    model.traction_level[:] = 1.0
+    model.v = np.array([20.0])
+    model.press("dynamic_brake_up", np.array([0]), True)
+    for _ in range(10):
+        model.step(0.0, 0.1)
+    assert model.dynamic_brake_level[0] == pytest.approx(0.5)  # 0.5 per second for 1 s
+    assert model.Q_a[0, 1] < 0.0
+    model.press("dynamic_brake_up", np.array([0]), False)
+    model.press("dynamic_brake_down", np.array([0]), True)
+    for _ in range(20):
+        model.step(0.0, 0.1)
+    assert model.dynamic_brake_level[0] == 0.0
+    assert model.Q_a[0, 1] > 0.0  # full traction again
+
+
+def _heavy_loco(rrs_train, grade: str = "0 permille"):
+    # 1000 t on 8 axles (1.05 m wheels, 100 kg m^2 each), no running resistance
+    return rrs_train("simple_loco", grade=grade,
+                     vehicle_table={"empty_mass": "1000 t", "num_axis": 8,
+                                    "resistance": {"formula": "none", "starting": False}})
+
+
+HEAVY_EFFECTIVE_MASS = 1000e3 + 8 * 100.0 / 0.525**2
+
+
+def test_power_limited_dynamic_brake_slows_a_train_as_the_closed_form(rrs_train):
+    # Above the corner speed the brake takes a constant power: m v dv/dt = -P, so
+    # v^2 = v0^2 - 2 P t / m, the rotating masses in m. From 30 m/s, 60 s at 4 MW leave
+    # v^2 = 900 - 480 m^2/s^2 (20.5 m/s, still above 16 m/s), all of it at 4 MW.
+    r = _heavy_loco(rrs_train).drive([(0, "set dynamic_brake_level=1")], max_time="60 s",
+                                     start={"position": "1 km", "speed": "30 m/s"},
+                                     output={"sample_interval": "5 s"})
+    t = r.time
+    expected = np.sqrt(900.0 - 2 * 4e6 * t / HEAVY_EFFECTIVE_MASS)
+    # the level is set at t = 0 and the force held over each 50 ms control step
+    np.testing.assert_allclose(r.signal("speed_mps"), expected, rtol=2e-4)
+    np.testing.assert_allclose(r.signal("dynamic_brake_power_W")[1:], 4e6, rtol=1e-9)
+    # its work comes out of the drive (negative): P t, as the kinetic energy lost
+    energy = r.summary["energy"]
+    assert energy["drive_J"] == pytest.approx(-4e6 * 60.0, rel=2e-3)
+    assert abs(energy["balance_error_J"]) < 1e-6 * abs(energy["drive_J"])
+
+
+def test_dynamic_brake_holds_a_train_down_a_grade_where_its_fading_force_balances_gravity(
+        rrs_train):
+    # Power-limited braking cannot hold a speed (the slower, the harder it brakes), but the
+    # fade below 10 km/h can: on -20 per mille gravity pulls F = m g sin(atan 0.02), and
+    # 250 kN * v / v_fade = F at v = v_fade F / 250 kN = 2.18 m/s. From 17 m/s the cap
+    # (54 kN net) takes about 250 s to get there; then dF/dv = 250 kN / v_fade, a time
+    # constant of m / (90 kN s/m) = 11 s: 500 s in all settle it.
+    pull = 1000e3 * G * 0.020 / np.sqrt(1 + 0.020**2)
+    v_eq = (10 / 3.6) * pull / 250e3
+    r = _heavy_loco(rrs_train, "-20 permille").drive(
+        [(0, "set dynamic_brake_level=1")], max_time="500 s",
+        start={"position": "1 km", "speed": "17 m/s"}, output={"sample_interval": "10 s"})
+    assert r.signal("speed_mps")[-1] == pytest.approx(v_eq, rel=1e-4)
+    assert r.signal("dynamic_brake_force_N")[-1] == pytest.approx(pull, rel=1e-4)
