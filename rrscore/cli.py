@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Sequence
 
 from .config import describe_schema
-from .errors import ConfigError, Interrupted, RrsError
+from .errors import ConfigError, Interrupted, RrsError, interruption_behind
 from .pluginmanager import load_registry
 from .scenario import load_scenario, validate_file
 from .simulation import Drive, cost_warnings
@@ -527,20 +527,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(exc, debug)
         return 1 if getattr(exc, "during_drive", False) else 2
     except KeyboardInterrupt as exc:
-        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
-        name = signal.Signals(signum).name
-        print(f"rrs: interrupted; results so far were kept ({name})", file=sys.stderr)
-        return 128 + int(signum)
+        return _interrupted(exc)
     except BrokenPipeError:  # output piped into a reader that stopped (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug in rrscore or a plugin outside a drive: still one line
+        interruption = interruption_behind(exc)  # a signal met in compiled code
+        if interruption is not None:
+            return _interrupted(interruption)
         hint = "" if debug else " (run again with --debug to see the traceback)"
         _report(exc, debug, f"internal error: {type(exc).__name__}: ", hint)
         return 1
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+    name = signal.Signals(signum).name
+    print(f"rrs: interrupted; results so far were kept ({name})", file=sys.stderr)
+    return 128 + int(signum)
 
 
 def _report(exc: BaseException, debug: bool, prefix: str = "", suffix: str = "") -> None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .component import Component, EventBlock, Loads, Signal
 from .config import FreeTable, Param, stack_params
-from .errors import RrsError, plugin_failure
+from .errors import RrsError, interruption_behind, plugin_failure
 from .events import Event
 from .state import StateLayout, StateSpec
 
@@ -262,6 +262,9 @@ class Couplings(Component):
         call's ``args``); if none fails alone, the error names them all."""
         if isinstance(exc, RrsError):
             return exc
+        interruption = interruption_behind(exc)
+        if interruption is not None:  # stopped while the model ran: not its failure
+            raise interruption
         if group is None:
             group = self._raising_group(exc)
         model, idx = self.groups[group]

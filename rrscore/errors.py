@@ -33,6 +33,19 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+def interruption_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interruption (Ctrl-C, or a signal's :class:`Interrupted`) behind ``exc``, if
+    any. A signal whose handler raises while compiled (numba) code hands back its result
+    surfaces as a SystemError ("returned a result with an exception set") caused by the
+    interruption: it must end the drive as an interruption, not as a failure."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 class PluginError(RrsError):
     """A plugin raised: names the plugin, the vehicles it serves and the simulated time."""
 
@@ -54,6 +67,12 @@ def plugin_call(who: str, t: float | None = None) -> Iterator[None]:
 
 def plugin_failure(who: str, exc: Exception, t: float | None = None) -> PluginError:
     """The :class:`PluginError` for ``exc`` raised by plugin code ``who`` at time ``t``
-    (for hot paths that catch exceptions themselves rather than use :func:`plugin_call`)."""
+    (for hot paths that catch exceptions themselves rather than use :func:`plugin_call`).
+
+    An interruption behind ``exc`` (see :func:`interruption_behind`) is raised instead:
+    the plugin did not fail, the drive was stopped while it ran."""
+    interruption = interruption_behind(exc)
+    if interruption is not None:
+        raise interruption
     when = f", at t = {t:.3f} s" if t is not None else ", during set-up"
     return PluginError(f"{who} raised {type(exc).__name__}: {exc}{when}")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError, RrsError
+from .errors import OutputError, RrsError, interruption_behind
 from .events import Event
 from .recorder import Recorder
 from .run import Run
@@ -141,6 +141,11 @@ class Drive:
                         break
         except KeyboardInterrupt as exc:
             run.stop_reason, error = "interrupted", exc
+        except SystemError as exc:
+            interruption = interruption_behind(exc)
+            if interruption is None:
+                raise
+            run.stop_reason, error = "interrupted", interruption
         except RrsError as exc:
             run.stop_reason, error = "error", exc
             run.error = str(exc)

@@ -183,3 +183,50 @@ def test_a_huge_drive_is_warned_about_with_its_cost(tmp_path):
            "about 1e+10 rows" in proc.stderr
     assert "rrs: warning: solver.control_step = 0.05 s over stop.max_time = 1e+07 s: " \
            "2e+08 control steps" in proc.stderr
+
+
+def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_path,
+                                                                         monkeypatch):
+    # A signal handler that raises while a numba function hands back its result makes
+    # CPython raise SystemError("... returned a result with an exception set") caused by
+    # the handler's Interrupted. Made to happen here on purpose, in a coupler model and in
+    # the framework's own compiled pass: both end as the signal would, never as a failure.
+    from rrscore import Drive, load_scenario
+    from rrscore.compiled import CompiledBodies
+    from rrscore.errors import Interrupted
+
+    def interrupted_in_compiled_code(*args, **kwargs):
+        try:
+            raise Interrupted(signal.SIGTERM)
+        except Interrupted as exc:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception set") \
+                from exc
+
+    for target in ("coupler", "compiled pass"):
+        drive = Drive(load_scenario(FREIGHT))
+        calls = {"n": 0}
+        if target == "coupler":
+            model = drive.train.couplings.groups[0][0]
+            original = model.force_and_rates
+
+            def once(*args, original=original, **kwargs):
+                calls["n"] += 1
+                if calls["n"] == 500:
+                    interrupted_in_compiled_code()
+                return original(*args, **kwargs)
+            monkeypatch.setattr(model, "force_and_rates", once)
+        else:
+            original = CompiledBodies.rates
+
+            def once(self, *args, original=original):
+                calls["n"] += 1
+                if calls["n"] == 500:
+                    interrupted_in_compiled_code()
+                return original(self, *args)
+            monkeypatch.setattr(CompiledBodies, "rates", once)
+        out = tmp_path / target.replace(" ", "_")
+        with pytest.raises(Interrupted):
+            drive.run(out)
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["stop_reason"] == "interrupted", target
+        monkeypatch.undo()
