@@ -1,31 +1,47 @@
-"""Freight car: no traction; main resistance from its config (Russian rules by axle load)
-and a hand brake that the driver program can set."""
+"""Freight car: no traction; main resistance from its config (Russian rules by axle load),
+a hand brake and wheel chocks that the driver program can set."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from rrscore import Param, VehicleModel, hookimpl
+from rrscore.units import G
 
 
 class FreightCar(VehicleModel):
-    """Unpowered freight car with a hand (parking) brake."""
+    """Unpowered freight car with a hand (parking) brake and wheel chocks.
+
+    A wheel chock (a skid under one wheelset) holds a standing car against any push up
+    to the friction it gives, and a car that runs onto it slides the skid along the rail
+    at that friction: ``chock_friction`` times the load on one axle, ``m g /
+    num_axis``, opposing the motion (a Coulomb resistance on the body, like the hand
+    brake). The chocked wheelset is still taken as rolling with the others; its spin
+    energy, ``J/r^2`` against the car's mass (0.4 % for a loaded four-axle car), goes
+    into the skid's work as the car stops.
+    """
 
     type_name = "freight_car"
-    description = "unpowered freight car with a hand brake"
+    description = "unpowered freight car with a hand brake and wheel chocks"
     params = {
         "hand_brake_force": Param("N", 60e3, "brake force at the rail with the hand brake on",
                                   min=0.0),
+        "chock_friction": Param(default=0.2, doc="friction of a wheel chock (skid) sliding "
+                                "on the rail, times the load of one axle", min=0.0),
     }
-    controls = {"hand_brake": "hand brake application, 0 (off) .. 1 (on)"}
-    control_ranges = {"hand_brake": (0.0, 1.0)}
+    controls = {"hand_brake": "hand brake application, 0 (off) .. 1 (on)",
+                "chocks": "wheel chocks under the car: 0 (none) or 1 (one wheelset)"}
+    control_ranges = {"hand_brake": (0.0, 1.0), "chocks": (0.0, 1.0)}
 
     def setup(self) -> None:
         self.hand_brake = np.zeros(self.count)
+        self.chocks = np.zeros(self.count)
 
     def step(self, t: float, dt: float) -> None:
         torque = np.clip(self.hand_brake, 0.0, 1.0) * self.p.hand_brake_force * self.wheel_radius
         self.Q_r[:, 1:] = (torque / self.num_axis)[:, None]
+        axle_load = self.mass * G / self.num_axis
+        self.Q_r[:, 0] = (self.chocks > 0.0) * self.p.chock_friction * axle_load
 
 
 @hookimpl
