@@ -209,7 +209,7 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
             model = drive.train.couplings.groups[0][0]
             original = model.force_and_rates
 
-            def once(*args, original=original, **kwargs):
+            def once(*args, original=original, calls=calls, **kwargs):
                 calls["n"] += 1
                 if calls["n"] == 500:
                     interrupted_in_compiled_code()
@@ -218,7 +218,7 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
         else:
             original = CompiledBodies.rates
 
-            def once(self, *args, original=original):
+            def once(self, *args, original=original, calls=calls):
                 calls["n"] += 1
                 if calls["n"] == 500:
                     interrupted_in_compiled_code()
