@@ -33,20 +33,31 @@ from .train import Train
 
 
 @njit(cache=True)
-def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
-             mass_equiv):  # pragma: no cover (compiled)
-    """The slip margins: 1 for every axle, and for the loaded axles ``k`` adhesion less
-    the rail force they need (:meth:`Wheelsets.required_rail_force`, written out)."""
-    g = np.ones(na)
-    for j in range(k.size):
+def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (compiled)
+    """Tangential rail force rolling axles must transmit (see
+    :meth:`Wheelsets.required_rail_force`): the brake acts against the motion, or at rest
+    holds against the torque up to its magnitude."""
+    out = np.empty(v.size)
+    for j in range(v.size):
         if v[j] > 0.0:
             brake = brake_max[j]
         elif v[j] < 0.0:
             brake = -brake_max[j]
         else:
             brake = min(max(torque[j], -brake_max[j]), brake_max[j])
-        g[k[j]] = psi[j] * rail[j] * normal[j] - abs((torque[j] - brake) / r[j]
-                                                     - mass_equiv[j] * a[j])
+        out[j] = (torque[j] - brake) / r[j] - mass_equiv[j] * a[j]
+    return out
+
+
+@njit(cache=True)
+def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
+             mass_equiv):  # pragma: no cover (compiled)
+    """The slip margins: 1 for every axle, and for the loaded axles ``k`` adhesion less
+    the rail force they need."""
+    g = np.ones(na)
+    need = _rail_force(v, a, torque, brake_max, r, mass_equiv)
+    for j in range(k.size):
+        g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need[j])
     return g
 
 
@@ -195,10 +206,11 @@ class Wheelsets(Component):
         veh = tr.axle_vehicle[k]
         sv = self.bodies.sv
         v, a = y[sv][veh], f[sv][veh]
-        torque, brake_max = self.axle_torque[k], self.axle_brake[k]
-        brake = np.where(v != 0.0, brake_max * np.sign(v),
-                         np.minimum(np.maximum(torque, -brake_max), brake_max))
-        return (torque - brake) / tr.axle_radius[k] - tr.axle_mass_equiv[k] * a
+        return _rail_force(np.ascontiguousarray(v, dtype=float),
+                           np.ascontiguousarray(a, dtype=float),
+                           *(np.ascontiguousarray(x[k], dtype=float) for x in (
+                               self.axle_torque, self.axle_brake, tr.axle_radius,
+                               tr.axle_mass_equiv)))
 
     def slip_velocity(self, y: np.ndarray, f: np.ndarray | None = None) -> np.ndarray:
         """Slip velocity ``omega r - v`` per axle; rolling axles show their creep slip."""
