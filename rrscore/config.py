@@ -304,7 +304,7 @@ def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:
     if isinstance(value, str):
         path = resolve_path(ctx.base_dir, value, ctx)
         if not path.is_file():
-            raise ctx.error(f"found {value!r}, but no such {spec.what} file: {path}")
+            raise ctx.error(f"found {value!r}, but no such {spec.what} file: {str(path)!r}")
         shown = os.path.relpath(path)
         shown = str(path) if shown.startswith("..") else shown
         data = load_toml(path, spec.what)

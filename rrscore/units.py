@@ -87,6 +87,10 @@ _UNITS: dict[str, tuple[float, Dim]] = {
     "mi": (_MILE, _LENGTH),
     "mile": (_MILE, _LENGTH),
     "miles": (_MILE, _LENGTH),
+    # volume (reservoirs, brake cylinders)
+    "L": (1e-3, (0, 3, 0)),
+    "litre": (1e-3, (0, 3, 0)),
+    "litres": (1e-3, (0, 3, 0)),
     # time
     "s": (1.0, _TIME),
     "sec": (1.0, _TIME),
@@ -176,6 +180,7 @@ _DIMENSION_NAMES: dict[Dim, str] = {
     _POWER: "power",
     _ENERGY: "energy",  # or torque; see dimension_name()
     (0, 2, 0): "area",
+    (0, 3, 0): "volume",
     _FREQUENCY: "frequency",
     _NONE: "ratio",  # or specific resistance; see dimension_name()
 }
@@ -195,6 +200,7 @@ _EXAMPLES: dict[str, str] = {
     "energy": "5 MJ",
     "torque": "20 kN*m",
     "area": "2.5 m^2",
+    "volume": "78 L",
     "frequency": "10 Hz",
     "ratio": "8 permille",
     "specific resistance": "5 N/kN",
@@ -379,7 +385,7 @@ def dimension_name(si_unit: str) -> str:
     "N*s/m".
 
     Names: 'mass', 'length', 'speed', 'force', 'pressure', 'time', 'acceleration',
-    'stiffness', 'damping', 'moment of inertia', 'power', 'torque', 'energy', 'area',
+    'stiffness', 'damping', 'moment of inertia', 'power', 'torque', 'energy', 'area', 'volume',
     'frequency', 'ratio', 'specific resistance', or 'quantity in <si_unit>' if none fits.
     Torque and energy share a dimension, as do ratio and specific resistance; a unit written
     with a force ("N*m", "N/kN") is taken to be torque or specific resistance.
