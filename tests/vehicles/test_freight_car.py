@@ -64,3 +64,20 @@ def test_a_chock_too_weak_for_the_grade_slides_at_the_difference(rrs_train):
     m, m_eff = _masses(r)
     a = (0.0125 - 0.02 / np.sqrt(1 + 0.02**2)) * G * m / m_eff
     assert r.speed_at(30.0) == pytest.approx(a * 30.0, rel=1e-6)
+
+
+def test_a_car_with_a_constant_brake_force_stops_in_v_squared_over_2a_with_its_rotating_masses(
+        rrs_train):
+    # The hand brake's 40 kN at the rail is the only force on level track: from 15 m/s the
+    # car stops in v^2 / (2 a), a = F / m_eff with m_eff = m + 4 J / r^2 (the wheelsets
+    # slow down with it); without the rotating masses it would stop 1.8 % short.
+    car = _car(rrs_train, "0 permille", hand_brake_force="40 kN")
+    r = car.drive([(0, "set hand_brake=1")], max_time="120 s",
+                  start={"position": "1 km", "speed": "15 m/s"},
+                  stop={"standstill": True, "standstill_speed": 0.0},
+                  output={"sample_interval": "0.25 s"})
+    assert r.summary["stop_reason"] == "standstill"
+    m, m_eff = _masses(r)
+    assert m_eff == pytest.approx(m + 4 * 96 / 0.4785**2, rel=1e-12)
+    a = 40e3 / m_eff
+    assert r.distance_to_stop() == pytest.approx(15.0**2 / (2 * a), rel=5e-3)
