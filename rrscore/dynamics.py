@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .airbrake import AirBrake
 from .bodies import Bodies
 from .compiled import CompiledBodies
 from .component import Component, EventBlock, Loads, Signal
@@ -126,16 +127,25 @@ class TrainDynamics:
         self.wheelsets.loads_at = self.loads
         self.couplings = train.couplings
         self.vehicle_states = VehicleStates(train, self.bodies)
+        #: The air brake, if any vehicle carries one (its rates follow the vehicle states':
+        #: it draws air from their main reservoirs).
+        self.airbrake = AirBrake(train, self.couplings) if train.has_air_brake else None
         self.energy = EnergyAccount(train, self.bodies, self.wheelsets)
         # Forces are added in this order; the bodies come last and sum them up. The
         # energy account adds none: its rates are the work of the forces the others set.
         self.components: list[Component] = [self.couplings, self.wheelsets,
                                             self.vehicle_states, self.bodies, self.energy]
+        if self.airbrake is not None:
+            self.components.insert(3, self.airbrake)
         self.layout = StateLayout()
         self.bodies.declare(self.layout)
         self.wheelsets.declare(self.layout)
-        for c in (self.couplings, self.vehicle_states, self.energy):
-            c.declare(self.layout)
+        for c in (self.couplings, self.vehicle_states, self.airbrake, self.energy):
+            if c is not None:
+                c.declare(self.layout)
+        if self.airbrake is not None:
+            self.airbrake.sv = self.bodies.sv
+            self.airbrake.link_main_reservoirs(self.vehicle_states)
         self.size = self.layout.size
         self.sx, self.sv = self.bodies.sx, self.bodies.sv
         self.sphi, self.somega = self.wheelsets.sphi, self.wheelsets.somega
@@ -202,6 +212,9 @@ class TrainDynamics:
         m = np.ones(self.size)
         m[self.sx] = 0.0
         m[self.sphi] = 0.0
+        if self.airbrake is not None:  # pressures to their absolute tolerance (20 Pa)
+            for sl in self.airbrake.slices:
+                m[sl] = 0.0
         return m
 
     def reference(self, y: np.ndarray) -> np.ndarray:
@@ -224,6 +237,8 @@ class TrainDynamics:
         right-hand side."""
         self.bodies.commit(y)
         self.wheelsets.commit(y)
+        if self.airbrake is not None:
+            self.airbrake.commit(y)
 
     # ----------------------------------------------------------------- inputs
     def refresh(self) -> None:
@@ -253,6 +268,8 @@ class TrainDynamics:
             w.axle_torque[b.axles] = m.Q_a[:, 1:] * sign[:, None]
             w.axle_brake[b.axles] = np.abs(m.Q_r[:, 1:])
             w.rail_factor[b.axles] = w.rail_condition[b.axles] * m.adhesion_factor
+        if self.airbrake is not None:
+            w.axle_brake += self.airbrake.axle_torque
         after = (self.body_force, self.body_resist, w.axle_torque, w.axle_brake, w.rail_factor)
         if all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
             return False
@@ -289,6 +306,8 @@ class TrainDynamics:
         else:
             cf = np.zeros(0)
         self.vehicle_states.rates(t, y, None, dy)
+        if self.airbrake is not None:
+            self.airbrake.rates(t, y, None, dy)
         self.compiled.rates(y, cf, dy)
         return dy
 
@@ -343,6 +362,13 @@ class TrainDynamics:
                              strict=True):
             for sl in slices.values():
                 lo[sl] = hi[sl] = b.model.index
+        ab = self.airbrake
+        if ab is not None:
+            lo[ab.sp] = hi[ab.sp] = veh
+            lo[ab.sq], hi[ab.sq] = veh[:-1], veh[:-1] + 1
+            for sl, idx in ((ab.sa, ab.dist), (ab.sw, ab.dist), (ab.sk, ab.dist),
+                            (ab.sl, ab.dist), (ab.sc, ab.cyl), (ab.se, ab.valve)):
+                lo[sl] = hi[sl] = idx
         for sl in self.energy.slices.values():
             lo[sl] = hi[sl] = veh
         lo[self.energy.coupler], hi[self.energy.coupler] = veh[:-1], veh[:-1] + 1

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .autodriver import AutoDriver
+from .brakereport import BrakeApplications
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import PluginError, RrsError, plugin_call, plugin_failure
@@ -39,7 +40,7 @@ from .scenario import Scenario
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
 _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
           "next_control", "k_sample", "max_speed", "moved", "stop_reason", "error",
-          "_emitted", "passages")
+          "_emitted", "passages", "brakes")
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 Listener = Callable[[Event], None]
@@ -74,6 +75,8 @@ class Run:
         self.dyn = dyn = TrainDynamics(tr, scenario.route, env["wind"], env["air_density"],
                                        sol["position_tol"], sol["atol"])
         start = cfg["start"]
+        if dyn.airbrake is not None:
+            dyn.airbrake.start = start["brakes"]
         speed = start["speed"] if start["speeds"] is None else np.array(start["speeds"])
         gaps = None if start["gaps"] is None else np.array(start["gaps"])
         # Scenario positions are the train's front; the state holds vehicle centres.
@@ -102,6 +105,9 @@ class Run:
         self.max_time = cfg["stop"]["max_time"]
         self.x0 = float(y0[dyn.sx][0])
         self.monitor = CouplingMonitor(tr.count - 1)
+        #: The air brake's applications, for the summary (None without an air brake).
+        self.brakes = (BrakeApplications(dyn, cfg["stop"]["standstill_speed"])
+                       if dyn.airbrake is not None else None)
         self.max_speed = abs(float(y0[dyn.sv][0]))
         self.moved = False
         self.passages: dict[str, dict[str, Any]] = {}  # named points the front has passed
@@ -222,6 +228,9 @@ class Run:
             if problems:
                 raise PluginError(f"{b.describe('step')}: " + "; ".join(problems)
                                   + f", at t = {t:.3f} s")
+        if dyn.airbrake is not None:
+            dyn.airbrake.step(t, y)
+            self.brakes.control(t, y)
         return dyn.set_inputs()
 
     def _stop_condition(self, t: float, y: np.ndarray) -> str | None:
@@ -247,10 +256,13 @@ class Run:
     def _segment(self, seg: Segment) -> None:
         """A committed stretch of the solution: monitors, then the samples inside it."""
         dyn = self.dyn
+        forces = None
         if self.train.count > 1:
             x = seg.y1[dyn.sx]
-            self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1],
-                                dyn.coupler_forces(seg.y1))
+            forces = dyn.coupler_forces(seg.y1)
+            self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1], forces)
+        if self.brakes is not None:
+            self.brakes.segment(seg, forces)
         self.max_speed = max(self.max_speed, abs(float(seg.y1[dyn.sv][0])))
         self._passages(seg)
         if self.on_sample is None:
@@ -412,6 +424,11 @@ class Run:
                        if n in self.passages],
             **self._energy(y),
         }
+        if self.brakes is not None:
+            out["brake_applications"] = self.brakes.report(s.t, y)
+            out["braking_energy_J"] = {
+                "air_brake": self.brakes.air_work, "dynamic_brake": self.brakes.dynamic_work,
+                "other_friction": out["energy"]["brake_J"] - self.brakes.air_work}
         auto = self.driver.autodriver
         if auto is not None and auto.timetable is not None:
             out["timetable"] = auto.timetable.report(self.passages)

@@ -53,6 +53,10 @@ SCENARIO_SCHEMA = {
                        max=MAX_SPEED),
         "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
                        doc="initial coupler slack"),
+        "brakes": Param(kind=str, default="charged", choices=("charged", "empty"),
+                        doc="air brake at the start: 'charged' (pipe and reservoirs at the "
+                            "driver's valve's running pressure, cylinders empty) or 'empty' "
+                            "(all at atmospheric pressure)"),
         "speeds": Param("m/s", None, "initial speed per vehicle, overriding speed", kind=list,
                         min=-MAX_SPEED, max=MAX_SPEED),
         "gaps": Param("m", None, "extra distance per coupling at the start, beyond the slack",
@@ -117,6 +121,9 @@ SCENARIO_SCHEMA = {
 
 VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
                    "max_slip_mps", *(f"energy_{f}_J" for f in (*FLOWS, "kinetic")))
+#: Signals of the air brake (rrscore.airbrake), NaN on vehicles without the part.
+BRAKE_SIGNALS = ("brake_pipe_Pa", "brake_cylinder_Pa", "aux_reservoir_Pa",
+                 "equalizing_reservoir_Pa", "air_brake_force_N")
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
@@ -260,12 +267,14 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     _check_names(cfg["output"]["couplings"], None, train.count - 1, out.child("couplings"),
                  "coupling")
     plugin_signals = {s for b in train.batches for s in (*b.model.signals, *b.model.states)}
-    _check_names(cfg["output"]["vehicle_signals"], [*VEHICLE_SIGNALS, *sorted(plugin_signals)],
+    brake_signals = BRAKE_SIGNALS if train.has_air_brake else ()
+    _check_names(cfg["output"]["vehicle_signals"],
+                 [*VEHICLE_SIGNALS, *brake_signals, *sorted(plugin_signals)],
                  None, out.child("vehicle_signals"), "signal")
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
     for k, signal in enumerate(cfg["output"]["vehicle_signals"]):
-        if signal in VEHICLE_SIGNALS:
+        if signal in VEHICLE_SIGNALS or signal in brake_signals:
             continue
         for i in cfg["output"]["vehicles"]:  # a plugin's signal: every recorded vehicle has it
             model = train.batches[train.batch_of[i]].model
@@ -326,7 +335,8 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
     vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
     body = {"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
             "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
-                          "orientation": "forward", "coupling": {}, "coupled": True}],
+                          "orientation": "forward", "coupling": {}, "coupled": True,
+                          "brake_pipe_connected": True, "open_rear_cock": False}],
             "_source": (str(p), "", str(p.resolve().parent))}
     resolve_train(body, registry)
     train = Train(body, registry)

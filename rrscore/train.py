@@ -47,6 +47,13 @@ TRAIN_VEHICLE_SCHEMA = {
     "coupling": FreeTable("coupling to the vehicle ahead, overriding train.coupling"),
     "coupled": Param(kind=bool, default=True,
                      doc="false: each of these vehicles starts uncoupled from the one ahead"),
+    "brake_pipe_connected": Param(kind=bool, default=True,
+                                  doc="false: the brake hoses to the vehicle ahead are not "
+                                      "joined (angle cocks shut)"),
+    "open_rear_cock": Param(kind=bool, default=False,
+                            doc="true: the angle cock at the vehicle's rear is open, so where "
+                                "no hose is joined behind it (at the tail) the pipe vents "
+                                "there"),
 }
 
 TRAIN_SCHEMA = {
@@ -133,6 +140,13 @@ def resolve_train(train: dict[str, Any], registry: Registry) -> None:
             raise type(err)(err.file, err.key, err.message + " (a plugin's type? load it "
                             "with --plugins DIR or the scenario's plugin_dirs)")
         _check_vehicle_formulas(veh, ctx)
+        brake = veh["brake"]
+        for flag, control in (("driver_valve", "brake_valve"),
+                              ("independent", "independent_brake")):
+            if brake["system"] == "air" and brake[flag] and control not in cls.controls:
+                raise ctx.child("brake").child(flag).error(
+                    f"found true, but vehicle type {veh['type']!r} has no {control!r} "
+                    f"control to work it; expected false, or a type with that control")
         if not cfg.get("_checked"):
             cfg["params"] = validate(cfg["params"], cls.params, source_context(cfg, "params"))
             cfg["_checked"] = True
@@ -288,6 +302,14 @@ class Train:
             if res["starting"]:
                 self.start0[i], self.start_speed[i] = start.force0, start.v_blend
         self.half_length = self.length / 2.0
+        #: Each vehicle's ``[vehicle.brake]`` table, and whether its brake hoses are joined
+        #: to the vehicle ahead.
+        self.brake_configs = [cfg["vehicle"]["brake"] for cfg in vehicles]
+        self.brake_pipe_connected = np.array(
+            [entries[e]["brake_pipe_connected"] for e in entry_of], dtype=bool)
+        self.open_rear_cock = np.array(
+            [entries[e]["open_rear_cock"] for e in entry_of], dtype=bool)
+        self.has_air_brake = any(c["system"] == "air" for c in self.brake_configs)
         #: Acceleration due to gravity, m/s^2 (the scenario's environment.gravity).
         self.gravity = gravity
         self.weight = self.mass * gravity

@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .airbrake import BRAKE_SCHEMA
 from .config import FreeTable, Param, Section
 from .state import StateSpec
 
@@ -101,6 +102,7 @@ VEHICLE_SCHEMA = {
                                       min=0.0, exclusive_min=True, max=1e4),
             "resistance": Section(RESISTANCE_SCHEMA, "running and starting resistance"),
             "adhesion": Section(ADHESION_SCHEMA, "wheel-rail adhesion"),
+            "brake": Section(BRAKE_SCHEMA, "air brake equipment (see rrscore.airbrake)"),
         },
         required=True,
     ),
@@ -135,6 +137,15 @@ class VehicleModel:
       solver with the train. ``rates`` gives their derivatives; ``self.state``
       holds their values at each ``step``; each is also a signal.
     * ``control_step``: a finer control period (s) if the model needs one.
+
+    The air brake (``[vehicle.brake]`` in the config, :mod:`rrscore.airbrake`)
+    reads two controls by name if the model declares them: ``brake_valve``
+    (the driver's brake valve handle, 1 release to 5 emergency) where the config
+    has ``driver_valve = true``, and ``independent_brake`` (0 to 1) where it has
+    ``independent = true``; a config asking for either on a model without the
+    control is a config error. A state named ``main_reservoir`` (Pa, gauge)
+    feeds the valve and is drawn down by it. The air brake's torque is added
+    to the model's ``Q_r``; the model need not know it is there.
 
     Attributes the framework provides (``n`` = ``count``, ``k`` = ``num_axis``):
 

@@ -53,6 +53,11 @@ def dynamic_brake_characteristic(speed, f_max, power, v_fade):
     return np.minimum(f_max, by_power) * np.minimum(1.0, s / v_fade)
 
 
+#: Keys that put the driver's brake valve handle in a position.
+_VALVE_KEYS = {"valve_release": 1.0, "valve_running": 2.0, "valve_lap": 3.0,
+               "valve_service": 4.0, "valve_emergency": 5.0}
+
+
 class SimpleLoco(VehicleModel):
     """Locomotive with the seed-003 traction characteristic, a straight brake and a main
     reservoir with a governed compressor."""
@@ -96,15 +101,30 @@ class SimpleLoco(VehicleModel):
         "sand": "sand the rails in front of the wheels while held",
         "dynamic_brake_up": "raise the dynamic brake level while held (cuts traction)",
         "dynamic_brake_down": "lower the dynamic brake level while held",
+        "valve_release": "driver's brake valve to 1, release and charging",
+        "valve_running": "driver's brake valve to 2, running",
+        "valve_lap": "driver's brake valve to 3, lap",
+        "valve_service": "driver's brake valve to 4, service",
+        "valve_emergency": "driver's brake valve to 5, emergency",
+        "independent_up": "raise the independent brake while held",
+        "independent_down": "lower the independent brake while held",
     }
     key_bindings = {"traction_up": "w", "traction_down": "s", "brake": "b", "sand": "d",
-                    "dynamic_brake_up": "e", "dynamic_brake_down": "x"}
+                    "dynamic_brake_up": "e", "dynamic_brake_down": "x", "valve_release": "1",
+                    "valve_running": "2", "valve_lap": "3", "valve_service": "4",
+                    "valve_emergency": "5", "independent_up": "i", "independent_down": "k"}
     controls = {"traction_level": "traction level, 0..1 (held until changed)",
                 "brake_level": "brake level, 0..1 (held until changed)",
                 "dynamic_brake_level": "dynamic brake level, 0..1 (held until changed; "
-                                       "above 0 it cuts traction)"}
+                                       "above 0 it cuts traction)",
+                "brake_valve": "driver's brake valve handle: 1 release and charging, "
+                               "2 running, 3 lap, 4 service, 5 emergency (with an air brake "
+                               "whose [vehicle.brake] has driver_valve = true)",
+                "independent_brake": "independent (locomotive air) brake, 0..1 (with "
+                                     "[vehicle.brake] independent = true)"}
     control_ranges = {"traction_level": (0.0, 1.0), "brake_level": (0.0, 1.0),
-                      "dynamic_brake_level": (0.0, 1.0)}
+                      "dynamic_brake_level": (0.0, 1.0), "brake_valve": (1.0, 5.0),
+                      "independent_brake": (0.0, 1.0)}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
                "compressor_on": "1 while the compressor runs",
                "dynamic_brake_force_N": "dynamic brake force (a magnitude, against the motion)",
@@ -117,6 +137,8 @@ class SimpleLoco(VehicleModel):
         self.dynamic_brake_level = np.zeros(self.count)
         self.releasing = np.zeros(self.count, dtype=bool)  # brake key let go: level falls
         self.compressor_on = np.zeros(self.count)
+        self.brake_valve = np.full(self.count, 2.0)  # running
+        self.independent_brake = np.zeros(self.count)
 
     def initial_state(self) -> dict[str, np.ndarray]:
         return {"main_reservoir": np.array(self.p.reservoir_initial, dtype=float)}
@@ -124,6 +146,8 @@ class SimpleLoco(VehicleModel):
     def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
         if key == "brake":
             self.releasing[rows] = not pressed
+        elif key in _VALVE_KEYS and pressed:
+            self.brake_valve[rows] = _VALVE_KEYS[key]
 
     def set_control(self, name: str, rows: np.ndarray, value: float) -> None:
         super().set_control(name, rows, value)
@@ -137,6 +161,10 @@ class SimpleLoco(VehicleModel):
         brake = self.key_down("brake").astype(float) - self.releasing
         self.brake_level = np.clip(self.brake_level + brake * p.brake_rate * dt, 0.0, 1.0)
 
+        ind = (self.key_down("independent_up").astype(float)
+               - self.key_down("independent_down"))
+        self.independent_brake = np.clip(self.independent_brake + ind * p.brake_rate * dt,
+                                         0.0, 1.0)
         dyn_up = (self.key_down("dynamic_brake_up").astype(float)
                   - self.key_down("dynamic_brake_down"))
         self.dynamic_brake_level = np.clip(

@@ -1,0 +1,169 @@
+"""The rules' braking-distance method: how far a train runs from the moment the driver's
+valve is put to braking until it stands, worked out without simulating it.
+
+This is the calculation of the Russian traction rules, the independent check the
+simulated stops are held against. The stop is split in two:
+
+* **Preparation**: the brakes of the whole train are taken to apply all at once
+  after a preparation time ``t_p``, the train running on at its initial speed
+  ``V0`` meanwhile: ``S_p = V0 t_p / 3.6`` (km/h, s, m). For an emergency
+  application, with ``b_T`` the specific brake force at ``V0`` (N/kN) and ``i``
+  the grade (per mille, descents negative)::
+
+      freight, up to 200 axles   t_p = 7 - 10 i / b_T
+      freight, 201 to 300 axles  t_p = 10 - 15 i / b_T
+      freight, over 300 axles    t_p = 12 - 18 i / b_T
+      passenger                  t_p = 4 - 5 i / b_T
+
+* **Braking**: from ``V0`` down to rest in steps of 10 km/h, each step
+  ``4.17 (Vn^2 - Vk^2) / (1000 theta_p phi_kp(Vm) + w_ox(Vm) + i)`` metres, at the
+  step's mean speed ``Vm``. ``4.17 = 1000 (1 + gamma) / (2 g 3.6^2)`` with the
+  rules' rotating-mass share ``gamma = 0.06``; ``w_ox`` is the train's
+  specific running resistance (N/kN), here from the vehicles' configured
+  resistance formulas.
+
+The shoes enter through the *calculated* friction coefficient, which depends on
+speed only, and the *calculated* shoe force ``K_p``: the actual force ``K``
+(tonne-force per shoe) scaled so that ``phi_kp(V) K_p`` is the shoe's friction
+force ``phi_k(K, V) K`` of :mod:`rrscore.brakeshoes`::
+
+    cast iron  phi_kp = 0.27 (V + 100)/(5V + 100)   K_p = K (0.6/0.27) (16K + 100)/(80K + 100)
+    composite  phi_kp = 0.36 (V + 150)/(2V + 150)   K_p = K (0.44/0.36) (K + 20)/(4K + 20)
+
+The braking ratio ``theta_p`` is the train's sum of ``K_p`` over its weight in
+tonne-force; with two shoe materials the brake force is the sum of one such
+term per material.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import brakeshoes
+from .resistance import KMH_PER_MS
+
+#: The rules' share of rotating masses in the train's inertia.
+ROTATING_FRACTION = 0.06
+
+#: Calculated friction coefficient (speed in km/h) and calculated shoe force (actual force
+#: in tonne-force) of each shoe material.
+_CALCULATED = {
+    "cast_iron": (lambda v: 0.27 * (v + 100.0) / (5.0 * v + 100.0),
+                  lambda k: k * (0.6 / 0.27) * (16.0 * k + 100.0) / (80.0 * k + 100.0)),
+    "composite": (lambda v: 0.36 * (v + 150.0) / (2.0 * v + 150.0),
+                  lambda k: k * (0.44 / 0.36) * (k + 20.0) / (4.0 * k + 20.0)),
+}
+
+
+def calculated_friction(shoe: str, speed_kmh):
+    """The rules' calculated friction coefficient ``phi_kp`` of a ``shoe`` material at
+    ``speed_kmh``."""
+    return _CALCULATED[_material(shoe)][0](np.asarray(speed_kmh, dtype=float))
+
+
+def calculated_shoe_force(shoe: str, force_tf):
+    """The calculated force ``K_p`` (tonne-force) of a shoe pressed with ``force_tf``."""
+    return _CALCULATED[_material(shoe)][1](np.asarray(force_tf, dtype=float))
+
+
+def _material(shoe: str) -> str:
+    if shoe not in _CALCULATED:
+        raise ValueError(f"unknown shoe type {shoe!r}, expected one of "
+                         f"{', '.join(brakeshoes.SHOE_TYPES)}")
+    return shoe
+
+
+def preparation_time(kind: str, axles: int, grade_permille: float, b_t: float) -> float:
+    """Preparation time ``t_p`` (s) of an emergency application: ``kind`` "freight" or
+    "passenger", the train's ``axles``, the grade (per mille, descents negative) and the
+    specific brake force ``b_t`` at the initial speed (N/kN)."""
+    if kind == "passenger":
+        a, b = 4.0, 5.0
+    elif kind == "freight":
+        a, b = (7.0, 10.0) if axles <= 200 else (10.0, 15.0) if axles <= 300 else (12.0, 18.0)
+    else:
+        raise ValueError(f"unknown train kind {kind!r}, expected 'freight' or 'passenger'")
+    return a - b * grade_permille / b_t
+
+
+@dataclass(frozen=True)
+class BrakingDistance:
+    """The result of :func:`braking_distance` (SI units, except where a name says)."""
+
+    #: Braking ratio ``theta_p`` of each shoe material in the train.
+    braking_ratio: dict[str, float]
+    #: Preparation time ``t_p``, s, and the distance run in it, m.
+    preparation_time_s: float
+    preparation_distance_m: float
+    #: Distance from the brakes' (notional) full application to rest, m.
+    braking_distance_m: float
+    #: Speed steps ``(V_start, V_end)`` in km/h and the distance of each, m.
+    steps: tuple[tuple[float, float, float], ...]
+
+    @property
+    def total_m(self) -> float:
+        """Whole stopping distance, m: preparation plus braking."""
+        return self.preparation_distance_m + self.braking_distance_m
+
+
+def braking_ratio(train) -> dict[str, float]:
+    """Braking ratio ``theta_p`` of a :class:`~rrscore.train.Train` per shoe material: the
+    calculated shoe forces of every vehicle with a distributor, its cylinders at the
+    maximum pressure of its configured mode, over the train's weight (both in
+    tonne-force)."""
+    total = dict.fromkeys(brakeshoes.SHOE_TYPES, 0.0)
+    for cfg in train.brake_configs:
+        if cfg["system"] != "air" or cfg["distributor"] == "none":
+            continue
+        pressure = cfg[f"max_pressure_{cfg['mode']}"]
+        area = np.pi * cfg["cylinder_diameter"] ** 2 / 4.0
+        force = brakeshoes.shoe_force(pressure, area, cfg["cylinders"], cfg["spring_force"],
+                                      cfg["rigging_ratio"], cfg["rigging_efficiency"],
+                                      cfg["shoes"])
+        k = float(force) / brakeshoes.TONNE_FORCE
+        total[cfg["shoe_type"]] += cfg["shoes"] * float(calculated_shoe_force(cfg["shoe_type"], k))
+    weight_tf = float(np.sum(train.weight)) / brakeshoes.TONNE_FORCE
+    return {shoe: k / weight_tf for shoe, k in total.items() if k > 0.0}
+
+
+def _specific_resistance(train, speed_kmh: float) -> float:
+    """The train's running resistance at ``speed_kmh``, N per kN of its weight."""
+    v = speed_kmh / KMH_PER_MS
+    force = np.sum(train.c0 + train.c1 * v + train.c2 * v * v)
+    return 1000.0 * float(force) / float(np.sum(train.weight))
+
+
+def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
+                     kind: str | None = None, step_kmh: float = 10.0,
+                     rotating_fraction: float = ROTATING_FRACTION) -> BrakingDistance:
+    """Stopping distance of ``train`` (a :class:`~rrscore.train.Train`) braked in
+    emergency from ``speed_mps`` on a constant grade, by the rules' method (see the
+    module docstring). ``kind`` is "freight" or "passenger"; by default "passenger"
+    when every distributor of the train is a passenger one, else "freight"."""
+    theta = braking_ratio(train)
+    if not theta:
+        raise ValueError(f"train {train.name!r} has no air-braked vehicle with a distributor")
+    if kind is None:
+        kinds = {c["distributor"] for c in train.brake_configs
+                 if c["system"] == "air" and c["distributor"] != "none"}
+        kind = "passenger" if kinds == {"passenger"} else "freight"
+
+    def brake(v_kmh: float) -> float:  # specific brake force, N/kN
+        return 1000.0 * sum(t * float(calculated_friction(s, v_kmh)) for s, t in theta.items())
+
+    v0 = speed_mps * KMH_PER_MS
+    t_p = preparation_time(kind, int(train.axle_count), grade_permille, brake(v0))
+    coefficient = 1000.0 * (1.0 + rotating_fraction) / (2.0 * train.gravity * KMH_PER_MS**2)
+    edges = np.append(np.arange(v0, 0.0, -step_kmh), 0.0)
+    steps = []
+    for vn, vk in zip(edges[:-1], edges[1:], strict=True):
+        vm = 0.5 * (vn + vk)
+        decel = brake(vm) + _specific_resistance(train, vm) + grade_permille
+        if decel <= 0.0:
+            raise ValueError(f"the brakes cannot stop the train at {vm:.0f} km/h on "
+                             f"{grade_permille} per mille")
+        steps.append((float(vn), float(vk), float(coefficient * (vn * vn - vk * vk) / decel)))
+    return BrakingDistance(theta, t_p, v0 * t_p / KMH_PER_MS,
+                           sum(s[2] for s in steps), tuple(steps))

@@ -1,0 +1,289 @@
+"""The air brake against answers worked out by hand: the pipe's wave speed from its
+configured bores and volumes, the distributors' characteristic in each mode, release and
+recharge, a parted train, the locomotive's independent brake, and config errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import CONFIGS, make_scenario, shipped_drive
+
+from rrscore import Drive
+from rrscore.errors import ConfigError
+from rrscore.run import Run
+
+LOCO = {"config": "vehicles/simple_loco_air.toml"}
+CAR = {"type": "freight_car", "empty_mass": "23 t", "payload_mass": "69.5 t",
+       "length": "13.92 m", "num_axis": 4}
+
+
+def _car(count: int = 1, **brake) -> dict:
+    return {"config": {"vehicle": {**CAR, "brake": {"system": "air",
+                                                    "distributor": "freight", **brake}}},
+            "count": count}
+
+
+def _run(vehicles, actions, **sections) -> Run:
+    return Run(make_scenario(vehicles, driver=actions, **sections))
+
+
+def _pipe(run: Run) -> np.ndarray:
+    return run.solver.y[run.dyn.airbrake.sp]
+
+
+def _cylinders(run: Run) -> np.ndarray:
+    """Cylinder pressure of every vehicle that has one (lead first)."""
+    return run.solver.y[run.dyn.airbrake.sc]
+
+
+def _front_arrival(run: Run, drop: float, t_end: float, step: float = 0.01) -> float:
+    """First time the tail's pipe pressure is ``drop`` below where it started."""
+    p0 = _pipe(run)[-1]
+    while run.t < t_end:
+        run.advance(run.t + step)
+        if _pipe(run)[-1] < p0 - drop:
+            return run.t
+    raise AssertionError(f"the pressure at the tail did not fall by {drop} Pa")
+
+
+def _hand_wave_speed() -> tuple[float, float]:
+    """Wave speed of the freight car's pipe (13.92 m of 32 mm bore, a 0.6 m hose of 35 mm at
+    each end, 3 L hung on it), worked out from the lumped line: one car per
+    sqrt(L C) seconds, L = sum of length / bore area, C = volume / (gamma R T)."""
+    a_pipe, a_hose = math.pi * 0.032**2 / 4, math.pi * 0.035**2 / 4
+    inertance = 13.92 / a_pipe + 2 * 0.6 / a_hose
+    volume = 13.92 * a_pipe + 2 * 0.6 * a_hose + 0.003
+    return 13.92 / math.sqrt(inertance * volume / (1.4 * 287.05 * 293.15)), 13.92
+
+
+def _distance_to_tail(run: Run) -> float:
+    length = run.train.length
+    return float(length[0] / 2 + length[1:].sum() - length[-1] / 2)
+
+
+def test_a_pressure_drop_reaches_the_tail_of_100_cars_at_the_pipes_wave_speed():
+    # Cars whose distributors do not vent: the front of the drop the valve's emergency port
+    # makes at the head travels along the pipe alone. Within 10 % of the hand answer.
+    run = _run([LOCO, _car(100, emergency=False)],
+               [{"at_time": 0.0, "set": {"brake_valve": 5}}], solver={"control_step": 0.01})
+    speed, _ = _hand_wave_speed()
+    assert speed == pytest.approx(283.1, abs=0.1)
+    expected = _distance_to_tail(run) / speed  # 1401.4 m at 283.1 m/s: 4.95 s
+    assert _front_arrival(run, 5e3, 10.0) == pytest.approx(expected, rel=0.10)
+
+
+def test_an_emergency_runs_along_the_train_at_the_wave_speed_and_applies_every_brake():
+    # With quick action every distributor vents the pipe: the 50 kPa fall that applies
+    # the brakes reaches the tail within 10 % of the pipe's own wave time, and every
+    # cylinder fills to the loaded mode's 0.40 MPa.
+    run = _run([LOCO, _car(100)], [{"at_time": 0.0, "set": {"brake_valve": 5}}],
+               solver={"control_step": 0.01})
+    speed, _ = _hand_wave_speed()
+    assert _front_arrival(run, 50e3, 10.0) == pytest.approx(
+        _distance_to_tail(run) / speed, rel=0.10)
+    run.advance(40.0)
+    cylinders = _cylinders(run)[1:]
+    assert cylinders == pytest.approx(0.40e6, abs=1e3)
+    assert _pipe(run).max() < 5e3
+
+
+@pytest.mark.parametrize("mode, p_max", [("empty", 0.16e6), ("medium", 0.30e6),
+                                         ("loaded", 0.40e6)])
+@pytest.mark.parametrize("service_s", [3.0, 5.0, 10.0])
+def test_cylinder_pressure_after_a_pipe_reduction_is_the_modes_characteristic(
+        mode, p_max, service_s):
+    # Service for T s lowers the equalizing reservoir, and with it the pipe, by
+    # 0.02 MPa/s * T; lapped, the car's cylinder settles at
+    # p_max * (reduction - 0.01 MPa) / (0.15 MPa - 0.01 MPa), at most p_max.
+    run = _run([LOCO, _car(1, mode=mode)],
+               [{"at_time": 1.0, "set": {"brake_valve": 4}},
+                {"at_time": 1.0 + service_s, "set": {"brake_valve": 3}}])
+    run.advance(90.0)
+    reduction = 0.02e6 * service_s
+    expected = p_max * min(max((reduction - 0.01e6) / 0.14e6, 0.0), 1.0)
+    assert _pipe(run) == pytest.approx(0.5e6 - reduction, abs=50.0)
+    assert _cylinders(run)[1] == pytest.approx(expected, abs=100.0)
+
+
+def test_after_release_the_pipe_recharges_to_running_pressure_and_every_cylinder_empties():
+    run = _run([LOCO, _car(20)],
+               [{"at_time": 1.0, "set": {"brake_valve": 4}},
+                {"at_time": 6.0, "set": {"brake_valve": 3}},
+                {"at_time": 60.0, "set": {"brake_valve": 1}},
+                {"at_time": 70.0, "set": {"brake_valve": 2}}])
+    run.advance(59.0)
+    assert _cylinders(run)[1:].min() > 0.2e6  # applied: 0.4 * (0.1 - 0.01) / 0.14 MPa
+    run.advance(600.0)
+    assert _pipe(run) == pytest.approx(0.5e6, abs=2e3)
+    assert _cylinders(run).max() < 100.0
+    assert run.solver.y[run.dyn.airbrake.sa] == pytest.approx(0.5e6, abs=5e3)
+
+
+def test_graduated_release_follows_the_pipe_up_and_direct_release_empties_the_cylinder():
+    # Full service, then the pipe raised by 0.05 MPa and lapped: a graduated distributor
+    # lets its cylinder down to p_max * (0.10 - 0.01) / 0.14, a direct one empties it.
+    actions = [{"at_time": 1.0, "set": {"brake_valve": 4}},
+               {"at_time": 9.0, "set": {"brake_valve": 3}},   # pipe 0.34 MPa
+               {"at_time": 60.0, "set": {"brake_valve": 1}},  # up to the running pressure
+               {"at_time": 60.5, "set": {"brake_valve": 3}}]
+    graduated = _run([LOCO, _car(1, release="graduated")], actions)
+    direct = _run([LOCO, _car(1, release="direct")], actions)
+    for run in (graduated, direct):
+        run.advance(59.0)
+        assert _cylinders(run)[1] == pytest.approx(0.40e6, abs=100.0)
+        run.advance(150.0)
+    rise = _pipe(graduated)[1] - 0.34e6
+    assert 0.02e6 < rise < 0.12e6
+    reduction = 0.5e6 - _pipe(graduated)[1]
+    assert _cylinders(graduated)[1] == pytest.approx(
+        0.40e6 * (reduction - 0.01e6) / 0.14e6, abs=200.0)
+    assert _cylinders(direct)[1] < 100.0
+
+
+def test_a_train_that_parts_brakes_in_emergency_on_both_parts():
+    # Moving at 40 km/h, coupling 15 parts: the torn hoses vent the pipe of both parts,
+    # the distributors go to emergency, and both parts stop.
+    run = _run([LOCO, _car(30)], [{"at_time": 2.0, "uncouple": 15}],
+               start={"speed": "40 km/h"}, stop={"max_time": 120.0})
+    run.advance(40.0)
+    cylinders = _cylinders(run)
+    assert cylinders[1:16] == pytest.approx(0.40e6, abs=2e3)   # the front part's cars
+    assert cylinders[16:] == pytest.approx(0.40e6, abs=2e3)    # the rear part
+    # The valve, left in running, feeds the head of the front part, drawing its main
+    # reservoir down, but cannot outrun the torn hose and the distributors' vents.
+    assert _pipe(run)[8:].max() < 5e3
+    assert run.dyn.airbrake.torn[15]
+    run.advance(120.0)
+    assert np.abs(run.solver.y[run.dyn.sv]).max() < 0.01
+
+
+def test_an_angle_cock_left_open_at_the_tail_vents_the_pipe_and_a_shut_one_holds_it():
+    # The valve in running position feeds the head through its 16 mm relay port, but the
+    # 35 mm hose open to the air drains the pipe faster: the distributors go to emergency,
+    # vent it too, and every brake applies; with the cock shut nothing happens.
+    tail = {**_car(5), "count": 1, "open_rear_cock": True}
+    run = _run([LOCO, _car(5), tail], [], start={"speed": "30 km/h"})
+    run.advance(30.0)
+    assert _pipe(run)[1:].max() < 0.1e6 and _pipe(run)[-1] < 1e3
+    assert _cylinders(run)[1:] == pytest.approx(0.40e6, abs=2e3)
+    shut = _run([LOCO, _car(6)], [], start={"speed": "30 km/h"})
+    shut.advance(30.0)
+    assert _pipe(shut) == pytest.approx(0.5e6, abs=100.0)
+    assert _cylinders(shut) == pytest.approx(0.0, abs=1.0)
+
+
+def test_the_independent_brake_fills_the_locomotives_cylinders_from_the_main_reservoir():
+    run = _run([LOCO, _car(2)], [{"at_time": 1.0, "set": {"independent_brake": 0.5}}])
+    run.advance(30.0)
+    cylinders = _cylinders(run)
+    assert cylinders[0] == pytest.approx(0.2e6, abs=100.0)  # half of 0.4 MPa
+    assert cylinders[1:] == pytest.approx(0.0, abs=1.0)     # the train brake stays off
+    assert _pipe(run) == pytest.approx(0.5e6, abs=50.0)
+
+
+def test_a_braked_train_on_a_grade_stays_put():
+    # Emergency at a standstill on 20 per mille: the cylinders' shoe friction holds the
+    # train (a braked vehicle stands still); it does not creep a millimetre in 10 min.
+    run = _run([LOCO, _car(10)], [{"at_time": 0.0, "set": {"brake_valve": 5}}],
+               elements=[{"length": "5 km", "grade": "20 permille"}],
+               start={"position": "2 km", "brakes": "charged"})
+    run.advance(25.0)
+    x = run.solver.y[run.dyn.sx].copy()
+    run.advance(600.0)
+    assert np.abs(run.solver.y[run.dyn.sx] - x).max() < 1e-3
+
+
+def test_an_empty_start_leaves_pipe_and_reservoirs_at_atmospheric_pressure():
+    run = _run([LOCO, _car(3)], [], start={"brakes": "empty"})
+    assert _pipe(run) == pytest.approx(0.0)
+    assert run.solver.y[run.dyn.airbrake.sa] == pytest.approx(0.0)
+
+
+def test_a_driver_valve_on_a_vehicle_without_a_brake_valve_control_is_a_config_error():
+    with pytest.raises(ConfigError) as err:
+        make_scenario([_car(1, driver_valve=True)])
+    assert "brake.driver_valve" in str(err.value)
+    assert "brake_valve" in str(err.value)
+
+
+def test_an_unknown_distributor_mode_names_the_key_and_the_choices():
+    with pytest.raises(ConfigError) as err:
+        make_scenario([LOCO, _car(1, mode="full")])
+    message = str(err.value)
+    assert "brake.mode" in message and "'loaded'" in message
+
+
+def test_the_shipped_air_braked_vehicles_load():
+    for name in ("simple_loco_air", "freight_car_4axle_air"):
+        assert (CONFIGS / "vehicles" / f"{name}.toml").exists()
+    run = _run([LOCO, {"config": "vehicles/freight_car_4axle_air.toml", "count": 2}], [])
+    assert _pipe(run) == pytest.approx(0.5e6)
+
+
+def test_empty_cars_braked_in_loaded_mode_slide_on_wet_rails_and_in_empty_mode_do_not():
+    # Why distributors have load modes: the loaded mode's shoe force on an empty car's
+    # 5.75 t axles is more than wet rails carry, and the wheels lock.
+    def stop(mode: str) -> dict:
+        car = _car(5, mode=mode)
+        car["config"]["vehicle"]["adhesion"] = {"rail_condition": "wet"}
+        car["payload_fraction"] = 0.0
+        sc = make_scenario([LOCO, car], driver=[{"at_time": 0.0, "set": {"brake_valve": 5}}],
+                           start={"speed": "60 km/h"},
+                           stop={"max_time": 120.0, "standstill": True})
+        return Drive(sc).run().summary
+
+    loaded, empty = stop("loaded"), stop("empty")
+    assert loaded["slide_events"] > 0
+    assert empty["slide_events"] == 0
+    assert empty["stop_reason"] == loaded["stop_reason"] == "standstill"
+
+
+def test_the_summary_gives_each_application_its_stopping_distance_time_and_forces():
+    r = shipped_drive("brake_emergency_80")
+    s = r.summary
+    (app,) = s["brake_applications"]
+    assert app["kind"] == "emergency" and app["end"] == "stopped"
+    assert app["start_time_s"] == pytest.approx(2.0)
+    assert app["time_s"] == pytest.approx(s["sim_time_s"] - 2.0, abs=0.05)
+    front = r.series["front_m"]
+    t = r.series["time_s"]
+    assert app["distance_m"] == pytest.approx(front[-1] - np.interp(2.0, t, front), abs=0.01)
+    assert app["max_coupler_compression_N"] == pytest.approx(s["max_coupler_compression_N"])
+    # every friction brake of this train is the air brake
+    energy = s["braking_energy_J"]
+    assert energy["air_brake"] == pytest.approx(s["energy"]["brake_J"], rel=1e-6)
+    assert abs(s["energy"]["balance_error_J"]) < 1e-6 * s["energy"]["brake_J"]
+
+
+def test_hand_brakes_hold_the_train_on_20_permille_for_an_hour_then_released_it_rolls_back():
+    r = shipped_drive("handbrake_hold_20")
+    # The locomotive has no hand brake: it settles back into the couplers' slack (22 mm)
+    # in the first seconds; from then on nothing moves until the release.
+    t, x = r.series["time_s"], r.series["position_m"]
+    assert x[t == 5.0][0] == pytest.approx(x[0] - 0.022, abs=2e-3)
+    held = (t >= 5.0) & (t <= 3600.0)  # an hour
+    assert np.all(x[held] == x[held][0])
+    assert x[-1] < x[0] - 100.0  # rolled back down the grade after the release
+    assert r.series["speed_mps"][-1] < -5.0
+
+
+def test_the_train_stopped_on_the_descent_is_held_there_by_its_own_brakes():
+    r = shipped_drive("brake_downgrade_100")
+    (app,) = r.summary["brake_applications"]
+    assert app["end"] == "stopped"
+    after = r.series["time_s"] > app["end_time_s"] + 1.0
+    assert np.abs(r.series["speed_mps"][after]).max() == 0.0
+    assert np.ptp(r.series["position_m"][after]) == 0.0
+
+
+def test_release_and_recharge_after_a_service_application_empties_every_cylinder():
+    r = shipped_drive("brake_release_recharge")
+    t = r.series["time_s"]
+    applied = t == 59.0
+    for v in (1, 25, 50):
+        assert r.series[f"v{v}_brake_cylinder_Pa"][applied][0] == pytest.approx(
+            0.40e6 * (0.1e6 - 0.01e6) / 0.14e6, abs=300.0)
+        assert r.series[f"v{v}_brake_cylinder_Pa"][-1] < 100.0
+        assert r.series[f"v{v}_brake_pipe_Pa"][-1] > 0.48e6

@@ -1,0 +1,112 @@
+"""The rules' braking-distance method: its parts evaluated by hand, and its stopping
+distance against the simulated emergency stop of the same train."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import CONFIGS, make_scenario, shipped_drive
+
+from rrscore import Drive, load_scenario
+from rrscore.brakeshoes import TONNE_FORCE, shoe_friction
+from rrscore.brakingdistance import (
+    braking_distance,
+    calculated_friction,
+    calculated_shoe_force,
+    preparation_time,
+)
+
+LOCO = {"config": "vehicles/simple_loco_air.toml"}
+CAR = "vehicles/freight_car_4axle_air.toml"
+
+
+@pytest.mark.parametrize("shoe", ["cast_iron", "composite"])
+@pytest.mark.parametrize("force_tf", [1.5, 3.5])
+@pytest.mark.parametrize("speed_kmh", [10.0, 50.0, 100.0])
+def test_calculated_force_times_calculated_friction_is_the_shoes_friction_force(
+        shoe, force_tf, speed_kmh):
+    rules = calculated_friction(shoe, speed_kmh) * calculated_shoe_force(shoe, force_tf)
+    actual = shoe_friction(shoe, force_tf * TONNE_FORCE, speed_kmh / 3.6) * force_tf
+    assert rules == pytest.approx(actual, rel=1e-12)
+
+
+def test_calculated_friction_and_force_are_the_rules_formulas_by_hand():
+    # cast iron at 40 km/h: 0.27 * 140/300; 3 tf: 3 * (0.6/0.27) * 148/340
+    assert calculated_friction("cast_iron", 40.0) == pytest.approx(0.126, rel=1e-12)
+    assert calculated_shoe_force("cast_iron", 3.0) == pytest.approx(2.901961, rel=1e-6)
+    # composite at 60 km/h: 0.36 * 210/270; 2 tf: 2 * (0.44/0.36) * 22/28
+    assert calculated_friction("composite", 60.0) == pytest.approx(0.28, rel=1e-12)
+    assert calculated_shoe_force("composite", 2.0) == pytest.approx(1.920635, rel=1e-6)
+
+
+@pytest.mark.parametrize(("kind", "axles", "level", "on_descent"), [
+    ("freight", 200, 7.0, 8.0),
+    ("freight", 201, 10.0, 11.5),
+    ("freight", 301, 12.0, 13.8),
+    ("passenger", 40, 4.0, 4.5),
+])
+def test_the_preparation_time_follows_the_rules_bands_by_axles_and_grade(
+        kind, axles, level, on_descent):
+    # b_T = 100 N/kN; a 10 per mille descent is i = -10
+    assert preparation_time(kind, axles, 0.0, 100.0) == pytest.approx(level)
+    assert preparation_time(kind, axles, -10.0, 100.0) == pytest.approx(on_descent)
+
+
+def test_ten_cars_from_20_kmh_give_the_distance_worked_out_by_hand():
+    train = make_scenario([{"config": CAR, "count": 10}]).build_train()
+    result = braking_distance(train, 20.0 / 3.6)
+    # One car: 0.40 MPa on a 356 mm piston less the 1.5 kN spring, times the rigging's 8
+    # at 90 %, shared by 8 shoes.
+    k = (0.40e6 * math.pi * 0.356**2 / 4 - 1500.0) * 8 * 0.9 / 8 / 9806.65
+    k_p = k * 0.6 / 0.27 * (16 * k + 100) / (80 * k + 100)
+    theta = 8 * k_p / 92.5
+    assert result.braking_ratio == {"cast_iron": pytest.approx(theta, rel=1e-9)}
+    # 40 axles: t_p = 7 s on level track, run at 20 km/h
+    assert result.preparation_time_s == pytest.approx(7.0)
+    assert result.preparation_distance_m == pytest.approx(20 * 7 / 3.6)
+
+    coefficient = 1000 * 1.06 / (2 * 9.80665 * 3.6**2)
+    assert coefficient == pytest.approx(4.17, abs=0.001)
+
+    def step(vn, vk):
+        vm = (vn + vk) / 2
+        b = 1000 * theta * 0.27 * (vm + 100) / (5 * vm + 100)
+        w = 0.7 + (3 + 0.1 * vm + 0.0025 * vm**2) / 23.125  # loaded car, q0 = 23.125 t
+        return coefficient * (vn**2 - vk**2) / (b + w)
+
+    assert result.braking_distance_m == pytest.approx(step(20, 10) + step(10, 0), rel=1e-9)
+    assert [s[:2] for s in result.steps] == [(20.0, 10.0), (10.0, 0.0)]
+
+
+def test_a_rising_grade_shortens_the_stop_and_a_falling_one_lengthens_it():
+    train = make_scenario([{"config": CAR, "count": 10}]).build_train()
+    level = braking_distance(train, 60 / 3.6).total_m
+    assert braking_distance(train, 60 / 3.6, 6.0).total_m < level
+    assert braking_distance(train, 60 / 3.6, -6.0).total_m > level
+
+
+def test_a_train_without_distributors_has_no_rules_distance():
+    train = make_scenario([{"config": "vehicles/freight_car_4axle.toml"}]).build_train()
+    with pytest.raises(ValueError, match="no air-braked vehicle"):
+        braking_distance(train, 10.0)
+
+
+def test_the_rules_distance_and_the_simulated_emergency_stop_of_50_cars_agree_within_10pct():
+    # SimpleLoco + 50 loaded cars, 208 axles, emergency from 80 km/h on level track
+    simulated = shipped_drive("brake_emergency_80").summary["brake_applications"][0]
+    train = load_scenario(CONFIGS / "scenarios" / "brake_emergency_80.toml").build_train()
+    rules = braking_distance(train, 80 / 3.6)
+    assert rules.preparation_time_s == pytest.approx(10.0)  # 201 to 300 axles
+    assert rules.total_m == pytest.approx(simulated["distance_m"], rel=0.10)
+
+
+def test_the_rules_distance_and_the_simulated_stop_of_20_cars_from_100_kmh_agree_within_10pct():
+    scenario = make_scenario([LOCO, {"config": CAR, "count": 20}],
+                             driver=[{"at_time": "1 s", "set": {"brake_valve": 5}}],
+                             start={"position": "1 km", "speed": "100 km/h"},
+                             stop={"max_time": "300 s", "standstill": True})
+    simulated = Drive(scenario).run().summary["brake_applications"][0]
+    assert simulated["kind"] == "emergency" and simulated["end"] == "stopped"
+    rules = braking_distance(scenario.build_train(), 100 / 3.6)
+    assert rules.total_m == pytest.approx(simulated["distance_m"], rel=0.10)
