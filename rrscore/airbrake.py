@@ -56,6 +56,19 @@ distributor's pressure.
 shoe's force through the rigging (:mod:`rrscore.brakeshoes`) and the shoe
 friction at the vehicle's speed the brake torque on each axle, held as the
 plugins' ``Q_r`` are until the next control step.
+
+**Integration.** The air brake's states are its own (:attr:`AirBrake.layout`,
+read with ``Run.state("brake.pipe")``), integrated apart from the train's
+motion: at each control step, after the brake torque is set, a compiled
+Bogacki-Shampine 3(2) pair carries them to the next control time. The pipe's
+chain of small volumes and short hoses rings at a few tens of hertz and its
+ports are stiff near balance, so an explicit solver needs steps of a few
+milliseconds there; the train's motion, which the brake reaches only through
+the torque held over the control step, keeps its own, longer steps. The air a
+valve or an independent brake takes from a main reservoir over the step is
+drawn from the reservoir's state at a steady rate over the same step, so no
+air is made or lost. Samples between control times interpolate the brake's
+states linearly.
 """
 
 from __future__ import annotations
@@ -186,6 +199,9 @@ CYLINDER_BAND = 10e3
 EMERGENCY_BAND = 5e3
 #: Rate (1/s) at which the direct-release memory and working chamber follow the pipe.
 FOLLOW = 20.0
+#: Main reservoir pressure (Pa) the air brake may owe a reservoir before the rate at which
+#: it draws the reservoir down is updated (which restarts the train's solver).
+OWED_TOLERANCE = 200.0
 #: Decay (s) of the flow state of a closed joint.
 CLOSED_TAU = 0.05
 #: Handle positions of the driver's brake valve.
@@ -330,9 +346,24 @@ class AirBrake(Component):
         #: Brake force at the rail of each vehicle (N), set at each control step.
         self.force = np.zeros(n)
         self.start = "charged"
+        #: Pressure rate (Pa/s) at which each feeder's main reservoir is drawn down over
+        #: the current control step, and the train states it applies to.
+        self.mr_rate = np.zeros(len(self.feeders))
+        self._mr_held = np.zeros(len(self.feeders), dtype=bool)
+        self._mr_states = np.zeros(0, dtype=int)
+        self._owed = np.zeros(len(self.feeders))  # Pa of main reservoir fall not yet drawn
+        self.h = 1e-3  # the air brake's integration step, carried from one call to the next
+        self.message: str | None = None
+        #: Time the signals are read at (set by the run before it samples).
+        self.sample_time = 0.0
+        self._declare()
+        self._scratch = np.zeros((6, self.layout.size))
 
     # ----------------------------------------------------------------- layout
-    def declare(self, layout: StateLayout) -> None:
+    def _declare(self) -> None:
+        """The air brake's own state vector (see the module docstring: it is integrated
+        apart from the train's motion)."""
+        layout = self.layout = StateLayout()
         pa = StateSpec("Pa", "gauge pressure", atol=20.0)
         self.sp = layout.add("brake.pipe", StateSpec("Pa", "brake pipe pressure, gauge",
                                                      atol=20.0), self.n)
@@ -349,7 +380,10 @@ class AirBrake(Component):
                                                          "gauge", atol=20.0), len(self.cyl))
         self.se = layout.add("brake.equalizing", StateSpec(
             "Pa", "equalizing reservoir pressure, gauge", atol=20.0), len(self.valve))
-        self.slices = [self.sp, self.sq, self.sa, self.sw, self.sk, self.sl, self.sc, self.se]
+        self.sd = layout.add("brake.drawn", StateSpec("kg", "air drawn from each feeding main "
+                                                      "reservoir", atol=np.inf),
+                             len(self.feeders))
+        self._atol = layout.atol()
 
     def link_main_reservoirs(self, vehicle_states) -> None:
         """Feed valves and independent brakes from their models' ``main_reservoir`` states
@@ -361,16 +395,30 @@ class AirBrake(Component):
                                      strict=True):
                 if batch is tr.batches[b] and "main_reservoir" in slices:
                     self.mr_index[k] = slices["main_reservoir"].start + tr.row_of[i]
+        self._mr_held = self.mr_index >= 0
+        self._mr_states = self.mr_index[self._mr_held]
 
     def initial(self, y: np.ndarray) -> None:
+        """Start the air brake's own states (``start``: "charged" or "empty")."""
         charge = float(self.running.max()) if self.valve.size and self.start == "charged" \
             else 0.0
-        y[self.sp] = np.where(self.has_pipe, charge, 0.0)
-        y[self.sq] = 0.0
-        for sl in (self.sa, self.sw, self.sk, self.sl):
-            y[sl] = charge
-        y[self.sc] = 0.0
-        y[self.se] = charge
+        b = np.zeros(self.layout.size)
+        b[self.sp] = np.where(self.has_pipe, charge, 0.0)
+        for sl in (self.sa, self.sw, self.sk, self.sl, self.se):
+            b[sl] = charge
+        self.y = b
+        self.t0 = self.t1 = 0.0
+        self.y0 = b.copy()
+        self.mr_rate[:] = 0.0
+        self._owed[:] = 0.0
+
+    def state_at(self, t: float) -> np.ndarray:
+        """The air brake's states at ``t`` within the last control step: linear between the
+        step's ends (the dense output used for samples)."""
+        if t >= self.t1 or self.t1 <= self.t0:
+            return self.y
+        w = max(t - self.t0, 0.0) / (self.t1 - self.t0)
+        return self.y0 + w * (self.y - self.y0)
 
     def commit(self, y: np.ndarray) -> None:
         """After each accepted step: hoses of couplings that have parted stay torn."""
@@ -388,7 +436,7 @@ class AirBrake(Component):
             m = tr.batches[tr.batch_of[i]].model
             self.indep_level[k] = float(np.clip(m.independent_brake[tr.row_of[i]], 0.0, 1.0))
         self.ind_target[self.cyl_indep] = self.indep_level * self.indep_max
-        shoe = brakeshoes.shoe_force(y[self.sc], self.piston_area, self.cylinders,
+        shoe = brakeshoes.shoe_force(self.y[self.sc], self.piston_area, self.cylinders,
                                      self.spring, self.ratio, self.efficiency, self.shoes)
         v = y[self.sv][self.cyl]
         self.force[:] = 0.0
@@ -396,21 +444,58 @@ class AirBrake(Component):
         per_axle = self.force / tr.num_axis
         self.axle_torque[:] = per_axle[tr.axle_vehicle] * tr.axle_radius
 
-    # -------------------------------------------------------------------- rhs
-    def rates(self, t: float, y: np.ndarray, loads: Loads | None, dy: np.ndarray) -> None:
-        _rates(y, dy, self.sp.start, self.sq.start, self.sa.start, self.sw.start,
-               self.sk.start, self.sl.start, self.sc.start, self.se.start,
+    def advance(self, t: float, t_next: float, y: np.ndarray) -> bool:
+        """Integrate the air brake from ``t`` to the next control time ``t_next``, its main
+        reservoirs held at their pressures in the train's state ``y``; the air they give
+        is drawn from them at a steady rate over the same interval. Returns whether that
+        rate changed (the train's solver then restarts). A failure leaves the brake where
+        it was and its reason in :attr:`message`."""
+        self.t0, self.y0 = t, self.y.copy()
+        held = self.mr_index >= 0
+        source = self.supply.copy()
+        source[held] = y[self.mr_index[held]]
+        b = self.y.copy()
+        drawn = b[self.sd].copy()
+        reached, self.h, ok = _integrate(
+            b, t, t_next, self.h, self._atol, self._scratch, self.sp.start, self.sq.start,
+            self.sa.start, self.sw.start, self.sk.start, self.sl.start, self.sc.start,
+            self.se.start, self.sd.start, source,
                self.has_pipe, self.volume, self.leak_area, self.hose_area, self.hoses,
                self.open_rear, self.torn, self.couplings.coupled, self.inertance, self.lam,
                self.turb,
                self.valve, self.position, self.running, self.service_rate,
                self.charging_rate, self.relay_area, self.charging_area, self.emergency_area,
-               self.valve_feeder, self.supply, self.mr_index, self.mr_volume,
+               self.valve_feeder,
                self.dist, self.p_max, self.full, self.dead, self.release_step, self.direct,
                self.aux_volume, self.choke, self.work_tau, self.quick_tau, self.em_threshold,
                self.em_area, self.em_hold, self.cyl_dist, self.cyl_aux, self.cyl_feeder,
                self.cyl_volume, self.rate_in, self.rate_out, self.ind_target, self._inflow,
                self._target, self._mr_draw)
+        if not ok:
+            self.message = (f"the air brake's integration failed at t = {reached:.6f} s "
+                            f"(step size {self.h:.1e} s)")
+            self.y0 = self.y
+            return False
+        self.y, self.t1 = b, t_next
+        # The fall of each main reservoir's pressure this step asks for, and what the rate
+        # held from before would give: while they differ by less than OWED_TOLERANCE
+        # (carried over, so no air is lost), the rate stays and the train's solver need
+        # not restart for it.
+        span = max(t_next - t, 1e-300)
+        self._owed += R_AIR * TEMPERATURE * (b[self.sd] - drawn) / self.mr_volume \
+            - self.mr_rate * span
+        if np.all(np.abs(self._owed) < OWED_TOLERANCE):
+            return False
+        self.mr_rate += self._owed / span
+        self._owed[:] = 0.0
+        return True
+
+    # -------------------------------------------------------------------- rhs
+    def rates(self, t: float, y: np.ndarray, loads: Loads | None, dy: np.ndarray) -> None:
+        """The train's derivatives: only the air the brake draws from the locomotives'
+        main reservoirs (its own states are integrated by :meth:`advance`)."""
+        if self._mr_states.size:
+            dy[self._mr_states] -= self.mr_rate[self._mr_held]
 
     # ---------------------------------------------------------------- outputs
     def signals(self) -> dict[str, Signal]:
@@ -419,13 +504,13 @@ class AirBrake(Component):
         def per_vehicle(index, sl):
             def fn(y: np.ndarray, loads: Loads) -> np.ndarray:
                 col = np.full(n, np.nan)
-                col[index] = y[sl]
+                col[index] = self.state_at(self.sample_time)[sl]
                 return col
             return fn
 
         return {
             "brake_pipe_Pa": ("vehicle", "Pa", lambda y, loads: np.where(
-                self.has_pipe, y[self.sp], np.nan)),
+                self.has_pipe, self.state_at(self.sample_time)[self.sp], np.nan)),
             "brake_cylinder_Pa": ("vehicle", "Pa", per_vehicle(self.cyl, self.sc)),
             "aux_reservoir_Pa": ("vehicle", "Pa", per_vehicle(self.dist, self.sa)),
             "equalizing_reservoir_Pa": ("vehicle", "Pa", per_vehicle(self.valve, self.se)),
@@ -439,11 +524,11 @@ def _clip01(x: float) -> float:  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
-def _rates(y, dy, sp, sq, sa, sw, sk, sl, sc, se,
+def _rates(y, dy, sp, sq, sa, sw, sk, sl, sc, se, sd, source,
            has_pipe, volume, leak_area, hose_area, hoses, open_rear, torn, coupled,
            inertance, lam, turb,
            valve, position, running, service_rate, charging_rate, relay_area, charging_area,
-           emergency_area, valve_feeder, supply, mr_index, mr_volume,
+           emergency_area, valve_feeder,
            dist, p_max, full, dead, release_step, direct, aux_volume, choke, work_tau,
            quick_tau, em_threshold, em_area, em_hold, dist_cyl, cyl_aux, cyl_feeder, cyl_volume,
            rate_in, rate_out, ind_target, inflow, target, mr_draw):  # pragma: no cover
@@ -473,12 +558,12 @@ def _rates(y, dy, sp, sq, sa, sw, sk, sl, sc, se,
     for i in range(n):
         if open_rear[i] and (i == n - 1 or not hoses[i]):
             inflow[i] -= port_flow(y[sp + i], 0.0, hose_area[i])
-    for f in range(supply.size):
+    for f in range(source.size):
         mr_draw[f] = 0.0
     # Driver's brake valves: the relay valve holds the pipe at the equalizing reservoir.
     for k in range(valve.size):
         i, f, pos = valve[k], valve_feeder[k], position[k]
-        src = y[mr_index[f]] if mr_index[f] >= 0 else supply[f]
+        src = source[f]
         pv, pe = y[sp + i], y[se + k]
         area = charging_area[k] if pos == RELEASE else relay_area[k]
         feed = _clip01((pe - pv) / RELAY_BAND) * max(port_flow(src, pv, area), 0.0)
@@ -536,7 +621,7 @@ def _rates(y, dy, sp, sq, sa, sw, sk, sl, sc, se,
         if from_aux:
             src = y[sa + a]
         elif f >= 0:
-            src = y[mr_index[f]] if mr_index[f] >= 0 else supply[f]
+            src = source[f]
         else:
             src = 0.0
         err = want - pc
@@ -549,6 +634,45 @@ def _rates(y, dy, sp, sq, sa, sw, sk, sl, sc, se,
             mr_draw[f] += drawn
     for i in range(n):
         dy[sp + i] = GAMMA * rt * inflow[i] / volume[i] if has_pipe[i] else 0.0
-    for f in range(supply.size):
-        if mr_index[f] >= 0:
-            dy[mr_index[f]] -= rt * mr_draw[f] / mr_volume[f]
+    for f in range(source.size):
+        dy[sd + f] = mr_draw[f]
+
+
+@njit(cache=True)
+def _integrate(y, t, t_end, h, atol, scratch, *args):  # pragma: no cover (compiled)
+    """Advance the air brake's states ``y`` (in place) from ``t`` to ``t_end`` with the
+    Bogacki-Shampine 3(2) pair, error per entry against ``atol``, first step ``h``.
+    Returns ``(t reached, next step size, success)``."""
+    k1, k2, k3, k4, trial, new = scratch[0], scratch[1], scratch[2], scratch[3], \
+        scratch[4], scratch[5]
+    n = y.size
+    _rates(y, k1, *args)
+    while t < t_end:
+        step = min(h, t_end - t)
+        last = step >= t_end - t
+        for i in range(n):
+            trial[i] = y[i] + 0.5 * step * k1[i]
+        _rates(trial, k2, *args)
+        for i in range(n):
+            trial[i] = y[i] + 0.75 * step * k2[i]
+        _rates(trial, k3, *args)
+        for i in range(n):
+            new[i] = y[i] + step * (2.0 / 9.0 * k1[i] + 1.0 / 3.0 * k2[i] + 4.0 / 9.0 * k3[i])
+        _rates(new, k4, *args)
+        err = 0.0
+        for i in range(n):
+            e = step * (-5.0 / 72.0 * k1[i] + k2[i] / 12.0 + k3[i] / 9.0 - 0.125 * k4[i])
+            err = max(err, abs(e) / atol[i])
+        factor = 5.0 if err == 0.0 else min(5.0, max(0.2, 0.9 * err ** (-1.0 / 3.0)))
+        if err <= 1.0:
+            t = t_end if last else t + step
+            for i in range(n):
+                y[i] = new[i]
+                k1[i] = k4[i]
+            # a last step cut short to land on t_end says little about the next one's size
+            h = min(h, step * factor) if last and step < h else step * factor
+        else:
+            h = step * factor
+            if h < 1e-9:
+                return t, h, False
+    return t, h, True

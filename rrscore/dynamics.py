@@ -212,9 +212,6 @@ class TrainDynamics:
         m = np.ones(self.size)
         m[self.sx] = 0.0
         m[self.sphi] = 0.0
-        if self.airbrake is not None:  # pressures to their absolute tolerance (20 Pa)
-            for sl in self.airbrake.slices:
-                m[sl] = 0.0
         return m
 
     def reference(self, y: np.ndarray) -> np.ndarray:
@@ -362,13 +359,6 @@ class TrainDynamics:
                              strict=True):
             for sl in slices.values():
                 lo[sl] = hi[sl] = b.model.index
-        ab = self.airbrake
-        if ab is not None:
-            lo[ab.sp] = hi[ab.sp] = veh
-            lo[ab.sq], hi[ab.sq] = veh[:-1], veh[:-1] + 1
-            for sl, idx in ((ab.sa, ab.dist), (ab.sw, ab.dist), (ab.sk, ab.dist),
-                            (ab.sl, ab.dist), (ab.sc, ab.cyl), (ab.se, ab.valve)):
-                lo[sl] = hi[sl] = idx
         for sl in self.energy.slices.values():
             lo[sl] = hi[sl] = veh
         lo[self.energy.coupler], hi[self.energy.coupler] = veh[:-1], veh[:-1] + 1

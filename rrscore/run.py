@@ -134,7 +134,11 @@ class Run:
 
     def state(self, name: str) -> np.ndarray:
         """One block of the state vector by name (``"body.v"``, ``"wheel.omega"``,
-        ``"simple_loco.main_reservoir"``), a copy."""
+        ``"simple_loco.main_reservoir"``, or the air brake's ``"brake.pipe"``,
+        ``"brake.cylinder"``, ...), a copy."""
+        ab = self.dyn.airbrake
+        if ab is not None and name in ab.layout:
+            return ab.state_at(self.t)[ab.layout[name]].copy()
         return self.solver.y[self.dyn.layout[name]].copy()
 
     def snapshot(self) -> Snapshot:
@@ -187,6 +191,10 @@ class Run:
                 acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]),
                                               float(y[dyn.sv][0])) or acted
                 changed = self._step_models(t, y)
+                if dyn.airbrake is not None and dyn.airbrake.message is not None:
+                    self.stop_reason, self.error = "solver failed", dyn.airbrake.message
+                    self._sample(t, y, final=True)
+                    return self.stop_reason
                 if changed or acted or self.n_control == 0:
                     self.integrator.restart(t, y)  # inputs jumped: a new start
                 self._emit()
@@ -228,10 +236,13 @@ class Run:
             if problems:
                 raise PluginError(f"{b.describe('step')}: " + "; ".join(problems)
                                   + f", at t = {t:.3f} s")
+        drawn = False
         if dyn.airbrake is not None:
             dyn.airbrake.step(t, y)
             self.brakes.control(t, y)
-        return dyn.set_inputs()
+            # the brake's air runs on its own integration, a control step ahead of the train
+            drawn = dyn.airbrake.advance(t, (self.n_control + 1) * self.control_step, y)
+        return dyn.set_inputs() or drawn
 
     def _stop_condition(self, t: float, y: np.ndarray) -> str | None:
         sc, dyn, tr = self.scenario, self.dyn, self.train
@@ -340,6 +351,8 @@ class Run:
         """The time-series row at ``(t, y)``, in the order of :attr:`columns`."""
         dyn, tr = self.dyn, self.train
         out = self.scenario.config["output"]
+        if dyn.airbrake is not None:
+            dyn.airbrake.sample_time = t
         loads = dyn.loads(t, y)
         x, v = y[dyn.sx], y[dyn.sv]
         row = [t, x[0], v[0], loads.accel[0], float(dyn.traction_force().sum()),
