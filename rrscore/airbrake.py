@@ -78,7 +78,7 @@ from numba import njit
 
 from . import brakeshoes
 from .component import Component, Loads, Signal
-from .config import Param
+from .config import Context, Param, Section
 from .pneumatics import (
     ATMOSPHERE,
     GAMMA,
@@ -164,8 +164,17 @@ BRAKE_SCHEMA = {
     "rigging_efficiency": Param(kind=float, default=0.9, doc="efficiency of the rigging",
                                 min=0.0, max=1.0),
     "shoes": Param(kind=int, default=8, doc="brake shoes on the vehicle", min=1),
-    "shoe_type": Param(kind=str, default="cast_iron", choices=brakeshoes.SHOE_TYPES,
-                       doc="shoe material (friction formula)"),
+    "shoe_type": Param(kind=str, default="cast_iron",
+                       choices=(*brakeshoes.SHOE_TYPES, brakeshoes.TABLE),
+                       doc="shoe material (the rules' friction formula), or 'table' for "
+                           "friction_table"),
+    "friction_table": Section({
+        "speed": Param("m/s", [], "speeds of the table's points, increasing (a list, e.g. "
+                       "[\"0 km/h\", \"40 km/h\"])", kind=list, min=0.0),
+        "friction": Param(kind=list, item=float, default=[],
+                          doc="shoe friction coefficient at each speed"),
+    }, doc="shoe friction against speed for shoe_type = 'table': linear between the points, "
+           "the end values beyond them, independent of the shoe force"),
     # -- locomotive: driver's brake valve and independent brake
     "driver_valve": Param(kind=bool, default=False, doc="a driver's brake valve feeds the "
                           "pipe here (the vehicle model's brake_valve control works it)"),
@@ -208,6 +217,29 @@ CLOSED_TAU = 0.05
 RELEASE, RUNNING, LAP, SERVICE, EMERGENCY = 1, 2, 3, 4, 5
 POSITIONS = {RELEASE: "release and charging", RUNNING: "running", LAP: "lap",
              SERVICE: "service", EMERGENCY: "emergency"}
+
+
+def check_brake(brake: dict, ctx: Context) -> None:
+    """Checks across the keys of one vehicle's ``[vehicle.brake]`` table (``ctx`` its
+    place in the config), beyond what the schema checks key by key."""
+    table = brake["friction_table"]
+    speeds, friction = table["speed"], table["friction"]
+    where = ctx.child("friction_table")
+    if brake["shoe_type"] != brakeshoes.TABLE:
+        if speeds or friction:
+            raise where.error(f"found a friction table, but shoe_type is "
+                              f"{brake['shoe_type']!r}; expected shoe_type = 'table' to use it")
+        return
+    if len(speeds) < 2 or len(friction) != len(speeds):
+        raise where.error(f"found {len(speeds)} speeds and {len(friction)} friction values, "
+                          f"expected two or more of each, as many of one as of the other")
+    if any(b <= a for a, b in zip(speeds, speeds[1:], strict=False)):
+        raise where.child("speed").error(
+            f"found {[round(v * 3.6, 3) for v in speeds]} km/h, expected increasing speeds")
+    for i, mu in enumerate(friction):
+        if not 0.0 < mu <= 1.0:
+            raise where.child("friction").child(i).error(
+                f"found {mu!r}, expected a friction coefficient > 0 and <= 1")
 
 
 def _column(configs: list[dict], key: str, dtype=float) -> np.ndarray:
@@ -316,8 +348,17 @@ class AirBrake(Component):
         self.ratio = _column(c, "rigging_ratio")
         self.efficiency = _column(c, "rigging_efficiency")
         self.shoes = _column(c, "shoes")
-        self.shoe_type = np.array([brakeshoes.SHOE_TYPES.index(x["shoe_type"]) for x in c],
-                                  dtype=int)
+        self.shoe_type = np.array([brakeshoes.SHOE_TYPES.index(x["shoe_type"])
+                                   if x["shoe_type"] in brakeshoes.SHOE_TYPES else -1
+                                   for x in c], dtype=int)
+        # Table shoes, grouped by their table: (rows of cyl, speeds, friction) per table.
+        groups: dict[tuple, list[int]] = {}
+        for row, x in enumerate(c):
+            if x["shoe_type"] == brakeshoes.TABLE:
+                key = (tuple(x["friction_table"]["speed"]), tuple(x["friction_table"]["friction"]))
+                groups.setdefault(key, []).append(row)
+        self.friction_tables = [(np.array(rows), np.array(k[0]), np.array(k[1]))
+                                for k, rows in groups.items()]
         # The cylinder's air comes from the auxiliary reservoir (distributor) or the main
         # reservoir (independent brake alone); for a locomotive with both, from whichever
         # asks for the higher pressure.
@@ -440,7 +481,8 @@ class AirBrake(Component):
                                      self.spring, self.ratio, self.efficiency, self.shoes)
         v = y[self.sv][self.cyl]
         self.force[:] = 0.0
-        self.force[self.cyl] = brakeshoes.brake_force(self.shoe_type, shoe, self.shoes, v)
+        self.force[self.cyl] = brakeshoes.brake_force(self.shoe_type, shoe, self.shoes, v,
+                                                         self.friction_tables)
         per_axle = self.force / tr.num_axis
         self.axle_torque[:] = per_axle[tr.axle_vehicle] * tr.axle_radius
 

@@ -114,9 +114,12 @@ def braking_ratio(train) -> dict[str, float]:
     maximum pressure of its configured mode, over the train's weight (both in
     tonne-force)."""
     total = dict.fromkeys(brakeshoes.SHOE_TYPES, 0.0)
-    for cfg in train.brake_configs:
+    for i, cfg in enumerate(train.brake_configs):
         if cfg["system"] != "air" or cfg["distributor"] == "none":
             continue
+        if cfg["shoe_type"] not in total:
+            raise ValueError(f"vehicle {i} has {cfg['shoe_type']!r} shoes; the rules' method "
+                             f"covers {' and '.join(brakeshoes.SHOE_TYPES)} shoes only")
         pressure = cfg[f"max_pressure_{cfg['mode']}"]
         area = np.pi * cfg["cylinder_diameter"] ** 2 / 4.0
         force = brakeshoes.shoe_force(pressure, area, cfg["cylinders"], cfg["spring_force"],

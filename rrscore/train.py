@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import adhesion, resistance
+from .airbrake import check_brake
 from .config import (
     Context,
     FreeTable,
@@ -141,6 +142,7 @@ def resolve_train(train: dict[str, Any], registry: Registry) -> None:
                             "with --plugins DIR or the scenario's plugin_dirs)")
         _check_vehicle_formulas(veh, ctx)
         brake = veh["brake"]
+        check_brake(brake, ctx.child("brake"))
         for flag, control in (("driver_valve", "brake_valve"),
                               ("independent", "independent_brake")):
             if brake["system"] == "air" and brake[flag] and control not in cls.controls:

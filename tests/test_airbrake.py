@@ -255,6 +255,45 @@ def test_an_unknown_distributor_mode_names_the_key_and_the_choices():
     assert "brake.mode" in message and "'loaded'" in message
 
 
+def test_table_shoes_brake_with_the_tables_friction_at_the_cars_speed():
+    # A service reduction held in lap: once the cylinders are full, the force each car's
+    # shoes give is shoes * friction(v) * K, friction read off the table at its speed.
+    table = {"speed": ["0 km/h", "100 km/h"], "friction": [0.30, 0.10]}
+    run = _run([LOCO, _car(3, shoe_type="table", friction_table=table)],
+               [{"at_time": 0.0, "set": {"brake_valve": 4}},
+                {"at_time": 4.0, "set": {"brake_valve": 3}}], start={"speed": "100 km/h"})
+    run.advance(40.0)
+    held = run.state("brake.cylinder")
+    run.advance(45.0)
+    ab = run.dyn.airbrake
+    pc = run.state("brake.cylinder")[1:]
+    assert pc == pytest.approx(held[1:], rel=1e-4) and pc.min() > 50e3  # full, steady
+    shoe = (pc * ab.piston_area[1:] - ab.spring[1:]) * ab.ratio[1:] * ab.efficiency[1:] \
+        / ab.shoes[1:]
+    v_kmh = np.abs(run.y[run.dyn.sv][ab.cyl[1:]]) * 3.6
+    assert 30.0 < v_kmh.min() < v_kmh.max() < 90.0
+    friction = 0.30 - 0.20 * v_kmh / 100.0
+    # the force was set at the last control step, at most 0.05 s ago: 1e-3 of friction
+    assert ab.force[ab.cyl[1:]] == pytest.approx(ab.shoes[1:] * friction * shoe, rel=1e-3)
+
+
+@pytest.mark.parametrize(("brake", "key", "says"), [
+    ({"shoe_type": "table", "friction_table": {"speed": ["0 km/h"], "friction": [0.3]}},
+     "brake.friction_table", "two or more"),
+    ({"shoe_type": "table", "friction_table": {"speed": [0, 10, 5], "friction": [.3, .2, .1]}},
+     "brake.friction_table.speed", "increasing"),
+    ({"shoe_type": "table", "friction_table": {"speed": [0, 10], "friction": [0.3, 1.5]}},
+     "brake.friction_table.friction[1]", "<= 1"),
+    ({"friction_table": {"speed": [0, 10], "friction": [0.3, 0.2]}},
+     "brake.friction_table", "shoe_type = 'table'"),
+])
+def test_a_friction_table_that_cannot_be_used_is_a_config_error_naming_its_key(brake, key,
+                                                                                 says):
+    with pytest.raises(ConfigError) as err:
+        make_scenario([LOCO, _car(1, **brake)])
+    assert key in str(err.value) and says in str(err.value)
+
+
 def test_the_shipped_air_braked_vehicles_load():
     for name in ("simple_loco_air", "freight_car_4axle_air"):
         assert (CONFIGS / "vehicles" / f"{name}.toml").exists()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rrscore.brakeshoes import brake_force, shoe_force, shoe_friction
+from rrscore.brakeshoes import brake_force, shoe_force, shoe_friction, table_friction
 
 TF = 9806.65  # N per tonne-force
 
@@ -63,3 +63,21 @@ def test_brake_force_sums_the_shoes_of_each_material():
     f = brake_force(np.array([0, 1]), k, np.array([8.0, 16.0]), np.array([20 / 3.6, 0.0]))
     assert f[0] == pytest.approx(8 * 3 * TF * 0.6 * 148 / 340 * 120 / 200, rel=1e-12)
     assert f[1] == pytest.approx(16 * 1.5 * TF * 0.44 * 21.5 / 26, rel=1e-12)
+
+
+def test_a_friction_table_is_linear_between_points_and_held_beyond_them():
+    speeds = np.array([0.0, 40.0, 100.0]) / 3.6
+    friction = np.array([0.40, 0.30, 0.20])
+    # 20 km/h: halfway from 0.40 to 0.30; 70 km/h: halfway from 0.30 to 0.20
+    got = table_friction(speeds, friction, np.array([20.0, -70.0, 120.0, 0.0]) / 3.6)
+    assert got == pytest.approx([0.35, 0.25, 0.20, 0.40], rel=1e-12)
+
+
+def test_brake_force_takes_table_shoes_from_their_table():
+    k = np.array([2 * TF, 2 * TF, 2 * TF])
+    table = (np.array([1, 2]), np.array([0.0, 10.0]), np.array([0.3, 0.1]))
+    f = brake_force(np.array([0, -1, -1]), k, np.array([8.0, 4.0, 4.0]),
+                    np.array([0.0, 5.0, 20.0]), [table])
+    assert f[0] == pytest.approx(8 * 2 * TF * 0.6 * 132 / 260, rel=1e-12)  # cast iron at rest
+    assert f[1] == pytest.approx(4 * 2 * TF * 0.2, rel=1e-12)  # halfway along the table
+    assert f[2] == pytest.approx(4 * 2 * TF * 0.1, rel=1e-12)  # beyond its end

@@ -165,7 +165,10 @@ def assert_complete(data: dict[str, Any], schema: dict[str, Any], path: str) -> 
             if spec.default is not None:
                 assert key in data, f"{sub} missing from the resolved form"
             if key in data and spec.unit is not None:
-                assert type(data[key]) is float, f"{sub} = {data[key]!r} is not an SI float"
+                values = data[key] if spec.kind is list and data[key] is not None \
+                    else [data[key]]
+                for value in values:
+                    assert type(value) is float, f"{sub} = {data[key]!r} is not an SI float"
         elif isinstance(spec, Section | Include):
             assert_complete(data[key], spec.schema, sub)
         elif isinstance(spec, TableList):
