@@ -169,7 +169,7 @@ BRAKE_SCHEMA = {
                        doc="shoe material (the rules' friction formula), or 'table' for "
                            "friction_table"),
     "friction_table": Section({
-        "speed": Param("m/s", [], "speeds of the table's points, increasing (a list, e.g. "
+        "speeds": Param("m/s", [], "speeds of the table's points, increasing (a list, e.g. "
                        "[\"0 km/h\", \"40 km/h\"])", kind=list, min=0.0),
         "friction": Param(kind=list, item=float, default=[],
                           doc="shoe friction coefficient at each speed"),
@@ -223,7 +223,7 @@ def check_brake(brake: dict, ctx: Context) -> None:
     """Checks across the keys of one vehicle's ``[vehicle.brake]`` table (``ctx`` its
     place in the config), beyond what the schema checks key by key."""
     table = brake["friction_table"]
-    speeds, friction = table["speed"], table["friction"]
+    speeds, friction = table["speeds"], table["friction"]
     where = ctx.child("friction_table")
     if brake["shoe_type"] != brakeshoes.TABLE:
         if speeds or friction:
@@ -234,7 +234,7 @@ def check_brake(brake: dict, ctx: Context) -> None:
         raise where.error(f"found {len(speeds)} speeds and {len(friction)} friction values, "
                           f"expected two or more of each, as many of one as of the other")
     if any(b <= a for a, b in zip(speeds, speeds[1:], strict=False)):
-        raise where.child("speed").error(
+        raise where.child("speeds").error(
             f"found {[round(v * 3.6, 3) for v in speeds]} km/h, expected increasing speeds")
     for i, mu in enumerate(friction):
         if not 0.0 < mu <= 1.0:
@@ -355,7 +355,7 @@ class AirBrake(Component):
         groups: dict[tuple, list[int]] = {}
         for row, x in enumerate(c):
             if x["shoe_type"] == brakeshoes.TABLE:
-                key = (tuple(x["friction_table"]["speed"]), tuple(x["friction_table"]["friction"]))
+                key = (tuple(x["friction_table"]["speeds"]), tuple(x["friction_table"]["friction"]))
                 groups.setdefault(key, []).append(row)
         self.friction_tables = [(np.array(rows), np.array(k[0]), np.array(k[1]))
                                 for k, rows in groups.items()]

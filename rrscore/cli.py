@@ -182,6 +182,14 @@ def _plugins(args: argparse.Namespace) -> int:
                         print(f"      control {key}: {doc}")
                     for key, spec in (getattr(cls, "states", {}) or {}).items():
                         print(f"      state {key} [{spec.unit}]: {spec.doc}")
+    if args.verbose:
+        # The keys every vehicle config has whatever its type (body, resistance, adhesion,
+        # air brake): the framework's own, listed once after the plugins' params.
+        from .vehicle import VEHICLE_SCHEMA
+
+        print("vehicle configs  (built in: rrscore.vehicle)")
+        for line in describe_schema(VEHICLE_SCHEMA):
+            print(f"      {line}")
     return 0
 
 

@@ -258,7 +258,7 @@ def test_an_unknown_distributor_mode_names_the_key_and_the_choices():
 def test_table_shoes_brake_with_the_tables_friction_at_the_cars_speed():
     # A service reduction held in lap: once the cylinders are full, the force each car's
     # shoes give is shoes * friction(v) * K, friction read off the table at its speed.
-    table = {"speed": ["0 km/h", "100 km/h"], "friction": [0.30, 0.10]}
+    table = {"speeds": ["0 km/h", "100 km/h"], "friction": [0.30, 0.10]}
     run = _run([LOCO, _car(3, shoe_type="table", friction_table=table)],
                [{"at_time": 0.0, "set": {"brake_valve": 4}},
                 {"at_time": 4.0, "set": {"brake_valve": 3}}], start={"speed": "100 km/h"})
@@ -278,13 +278,13 @@ def test_table_shoes_brake_with_the_tables_friction_at_the_cars_speed():
 
 
 @pytest.mark.parametrize(("brake", "key", "says"), [
-    ({"shoe_type": "table", "friction_table": {"speed": ["0 km/h"], "friction": [0.3]}},
+    ({"shoe_type": "table", "friction_table": {"speeds": ["0 km/h"], "friction": [0.3]}},
      "brake.friction_table", "two or more"),
-    ({"shoe_type": "table", "friction_table": {"speed": [0, 10, 5], "friction": [.3, .2, .1]}},
-     "brake.friction_table.speed", "increasing"),
-    ({"shoe_type": "table", "friction_table": {"speed": [0, 10], "friction": [0.3, 1.5]}},
+    ({"shoe_type": "table", "friction_table": {"speeds": [0, 10, 5], "friction": [.3, .2, .1]}},
+     "brake.friction_table.speeds", "increasing"),
+    ({"shoe_type": "table", "friction_table": {"speeds": [0, 10], "friction": [0.3, 1.5]}},
      "brake.friction_table.friction[1]", "<= 1"),
-    ({"friction_table": {"speed": [0, 10], "friction": [0.3, 0.2]}},
+    ({"friction_table": {"speeds": [0, 10], "friction": [0.3, 0.2]}},
      "brake.friction_table", "shoe_type = 'table'"),
 ])
 def test_a_friction_table_that_cannot_be_used_is_a_config_error_naming_its_key(brake, key,

@@ -115,6 +115,14 @@ def test_plugins_verbose_lists_params_and_keys() -> None:
     assert "control hand_brake:" in proc.stdout
 
 
+def test_plugins_verbose_lists_the_keys_every_vehicle_config_has() -> None:
+    proc = rrs("plugins", "-v")
+    assert proc.returncode == 0, proc.stderr
+    assert "vehicle.empty_mass [kg]" in proc.stdout
+    assert "vehicle.brake.shoe_type = 'cast_iron'" in proc.stdout
+    assert "vehicle.brake.friction_table.speeds [m/s] = []" in proc.stdout
+
+
 def test_plugins_json_parses_and_names_what_each_plugin_provides() -> None:
     proc = rrs("plugins", "--json")
     assert proc.returncode == 0, proc.stderr
