@@ -8,11 +8,13 @@ Cases (``--case``, default both):
   simulated hour on the 120 km main line.
 * ``fine``: the spring case sampled every 0.01 s instead of every second (samples
   come from the solver's dense output, so they should cost little).
+* ``brake``: SimpleLoco + 100 loaded, air-braked cars at 80 km/h on level track, an
+  emergency application at 2 s, to standstill (the in-train forces of a stop).
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--case spring|sa3|fine] [--solver rk45|rk4]
+    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake] [--solver rk45|rk4]
 
 It is a measurement, not a test: the figures depend on the machine.
 """
@@ -40,20 +42,26 @@ CASES = {
             "payload": 0.85, "repeat": 1, "sample": 1.0},
     "fine": {"train": "freight_100", "route": "hilly_20km", "sim_time": 600.0,
              "payload": 1.0, "repeat": 1, "sample": 0.01},
+    "brake": {"train": "freight_100_air", "route": "level_30km", "sim_time": 300.0,
+              "payload": 1.0, "repeat": 1, "sample": 1.0,
+              "start": {"position": "2 km", "speed": "80 km/h"},
+              "driver": [{"at_time": 2.0, "set": {"brake_valve": 5}}], "standstill": True},
 }
 
 
 def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km",
-             payload: float = 1.0, sample: float = 1.0) -> rrscore.Scenario:
-    """Full traction from standstill with slack bunched."""
+             payload: float = 1.0, sample: float = 1.0, start: dict | None = None,
+             driver: list | None = None, standstill: bool = False) -> rrscore.Scenario:
+    """Full traction from standstill with slack bunched, unless ``start`` and ``driver``
+    say otherwise; ``standstill`` ends the drive when the train stops."""
     table = {
         "name": f"benchmark {train}",
         "train": f"trains/{train}.toml",
         "route": f"routes/{route}.toml",
-        "start": {"position": "300 m", "slack": "bunched"},
+        "start": start or {"position": "300 m", "slack": "bunched"},
         "solver": {"method": solver},
-        "driver": [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
-        "stop": {"max_time": sim_time},
+        "driver": driver or [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
+        "stop": {"max_time": sim_time, "standstill": standstill},
         "output": {"sample_interval": sample},
     }
     sc = scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS))
@@ -83,7 +91,8 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
     runs = []
     for _ in range(args.repeat or case["repeat"]):
         sc = scenario(case["train"], sim_time, args.solver, case["route"], case["payload"],
-                      case["sample"])
+                      case["sample"], case.get("start"), case.get("driver"),
+                      case.get("standstill", False))
         runs.append(rrscore.Drive(sc).run().summary)
     best = min(runs, key=lambda s: s["wall_time_s"])
     figures = {
