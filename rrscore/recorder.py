@@ -58,19 +58,37 @@ class LineFile:
 
 
 class Recorder:
-    """Collects sampled rows in memory and, with a file, writes each row as it comes."""
+    """Collects sampled rows in memory and, with a file, writes each row as it comes.
+
+    Rows are kept as 64-bit floats in blocks of about :attr:`BLOCK_BYTES`, filled in
+    place, so a long train's samples cost 8 bytes a value (a list of Python floats cost
+    about 32) and the memory grows a block at a time, not a row at a time."""
+
+    BLOCK_BYTES = 1 << 20
 
     def __init__(self, columns: list[str], path: str | Path | None = None,
                  keep: bool = True) -> None:
         self.columns = columns
         self.keep = keep  # keep rows in memory (for series()); a file writer need not
-        self.rows: list[list[float]] = []
+        self._blocks: list[np.ndarray] = []
+        self._used = 0  # rows filled in the last block
+        self._block_rows = max(16, self.BLOCK_BYTES // (8 * max(len(columns), 1)))
         self._file = LineFile(path, columns) if path is not None else None
+
+    def __len__(self) -> int:
+        """Rows kept in memory."""
+        if not self._blocks:
+            return 0
+        return (len(self._blocks) - 1) * self._block_rows + self._used
 
     def record(self, row: list[float]) -> None:
         """Add one row (values in column order)."""
         if self.keep:
-            self.rows.append(row)
+            if not self._blocks or self._used == self._block_rows:
+                self._blocks.append(np.empty((self._block_rows, len(self.columns))))
+                self._used = 0
+            self._blocks[-1][self._used] = row
+            self._used += 1
         if self._file is not None:
             self._file.write([f"{v:.10g}" for v in row])
 
@@ -81,8 +99,11 @@ class Recorder:
             self._file = None
 
     def series(self) -> dict[str, np.ndarray]:
-        """The recorded columns as arrays."""
-        data = np.array(self.rows, dtype=float).reshape(len(self.rows), len(self.columns))
+        """The recorded columns as arrays (a copy: recording may go on)."""
+        if self._blocks:
+            data = np.concatenate([*self._blocks[:-1], self._blocks[-1][:self._used]])
+        else:
+            data = np.empty((0, len(self.columns)))
         return {c: data[:, i] for i, c in enumerate(self.columns)}
 
 

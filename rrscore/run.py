@@ -359,25 +359,27 @@ class Run:
                self.scenario.route.speed_limit(x[0] + tr.half_length[0]),
                x[0] + tr.half_length[0], x[-1] - tr.half_length[-1]]
         if out["vehicles"]:
-            cache: dict[str, np.ndarray] = {}
-            for i in out["vehicles"]:
-                model = tr.batches[tr.batch_of[i]].model
-                for s in out["vehicle_signals"]:
-                    if s in self._signals:
-                        if s not in cache:
-                            cache[s] = self._signals[s][2](y, loads)
-                        row.append(float(cache[s][i]))
-                    elif s in model.out:
-                        row.append(float(model.out[s][tr.row_of[i]]))
-                    else:
-                        row.append(math.nan)
+            # one column of values per signal over the recorded vehicles, gathered per
+            # signal and per batch (not per vehicle), laid out vehicle by vehicle
+            chosen = np.asarray(out["vehicles"], dtype=int)
+            table = np.full((chosen.size, len(out["vehicle_signals"])), math.nan)
+            for k, s in enumerate(out["vehicle_signals"]):
+                if s in self._signals:
+                    table[:, k] = self._signals[s][2](y, loads)[chosen]
+                    continue
+                for b, batch in enumerate(tr.batches):
+                    mine = tr.batch_of[chosen] == b
+                    if s in batch.model.out and mine.any():
+                        table[mine, k] = batch.model.out[s][tr.row_of[chosen[mine]]]
+            row.extend(table.ravel().tolist())
         if out["couplings"]:
-            values = {s: (y[self.dyn.energy.coupler] if s == "energy_J" else
+            chosen = np.asarray(out["couplings"], dtype=int)
+            table = np.empty((chosen.size, len(out["coupling_signals"])))
+            for k, s in enumerate(out["coupling_signals"]):
+                values = (y[self.dyn.energy.coupler] if s == "energy_J" else
                           self._signals[f"coupling:{s}"][2](y, loads))
-                      for s in out["coupling_signals"]}
-            for j in out["couplings"]:
-                for s in out["coupling_signals"]:
-                    row.append(float(values[s][j]))
+                table[:, k] = values[chosen]
+            row.extend(table.ravel().tolist())
         return row
 
     def _energy(self, y: np.ndarray) -> dict[str, Any]:
