@@ -10,11 +10,16 @@ Cases (``--case``, default both):
   come from the solver's dense output, so they should cost little).
 * ``brake``: SimpleLoco + 100 loaded, air-braked cars at 80 km/h on level track, an
   emergency application at 2 s, to standstill (the in-train forces of a stop).
+* ``rigid``: the shipped ``rigid_40km`` scenario: four 3.25 MW locomotives and 100
+  cars of 130 t as one rigid body over the 40 km test line, held at the limit by the
+  built-in driver and stopped at B. The same drive is run as a multi-body train for
+  the crossing times at the named points (they must agree within 0.5 %), and in
+  ALTRIOS (``benchmarks/altrios_drive.py``) when ``altrios`` is importable.
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake] [--solver rk45|rk4]
+    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake|rigid] [--solver rk45|rk4]
 
 It is a measurement, not a test: the figures depend on the machine.
 """
@@ -46,6 +51,7 @@ CASES = {
               "payload": 1.0, "repeat": 1, "sample": 1.0,
               "start": {"position": "2 km", "speed": "80 km/h"},
               "driver": [{"at_time": 2.0, "set": {"brake_valve": 5}}], "standstill": True},
+    "rigid": {"scenario": "rigid_40km", "repeat": 3},
 }
 
 
@@ -84,9 +90,26 @@ def main() -> None:
     print(json.dumps(results if len(results) > 1 else results[0]))
 
 
+def timing(best: dict, runs: list[dict], solver: str) -> dict:
+    """The figures every case reports, from the summaries of its runs (``best`` the
+    fastest of them)."""
+    return {
+        "vehicles": best["vehicles"],
+        "solver": solver,
+        "sim_time_s": round(best["sim_time_s"], 3),
+        "wall_time_s": round(best["wall_time_s"], 4),
+        "wall_time_median_s": round(float(np.median([s["wall_time_s"] for s in runs])), 4),
+        "real_time_factor": round(best["real_time_factor"], 1),
+        "steps": best["steps"],
+        "rhs_evaluations": best["rhs_evaluations"],
+    }
+
+
 def run_case(name: str, args: argparse.Namespace) -> dict:
     """Run one case (best of its repeats); print a line and return its figures."""
     case = CASES[name]
+    if "scenario" in case:
+        return run_rigid_case(name, args)
     sim_time = args.sim_time or case["sim_time"]
     runs = []
     for _ in range(args.repeat or case["repeat"]):
@@ -101,14 +124,7 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
         "route": case["route"],
         "sample_interval_s": case["sample"],
         "rrscore": str(Path(rrscore.__file__).parent),
-        "vehicles": best["vehicles"],
-        "solver": args.solver,
-        "sim_time_s": round(best["sim_time_s"], 3),
-        "wall_time_s": round(best["wall_time_s"], 3),
-        "wall_time_median_s": round(float(np.median([s["wall_time_s"] for s in runs])), 3),
-        "real_time_factor": round(best["real_time_factor"], 1),
-        "steps": best["steps"],
-        "rhs_evaluations": best["rhs_evaluations"],
+        **timing(best, runs, args.solver),
         "events": best["events"],
         "distance_m": round(best["distance_m"], 1),
         "python": platform.python_version(),
@@ -118,6 +134,58 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
           f"in {figures['wall_time_s']:.2f} s wall: {figures['real_time_factor']:.0f}x real time "
           f"({figures['steps']} steps, {figures['rhs_evaluations']} RHS evaluations, "
           f"{figures['distance_m'] / 1000:.1f} km)")
+    return figures
+
+
+def run_rigid_case(name: str, args: argparse.Namespace) -> dict:
+    """The rigid-train drive: timed (best of its repeats), then run once as a multi-body
+    train to compare crossing times, and in ALTRIOS if it is importable."""
+    case = CASES[name]
+    sc = rrscore.load_scenario(CONFIGS / "scenarios" / f"{case['scenario']}.toml")
+    if args.solver != "rk45":
+        sc = sc.with_values({"solver.method": args.solver})
+    runs = [rrscore.Drive(sc).run().summary for _ in range(args.repeat or case["repeat"])]
+    best = min(runs, key=lambda s: s["wall_time_s"])
+    # the same drive, every car a body on its couplers (their modes need short steps)
+    multi = rrscore.Drive(sc.with_values({"dynamics": "multibody", "solver.control_step":
+                                          "0.05 s", "solver.max_step": "0.5 s"})).run().summary
+    crossing = {p["point"]: p["time_s"] for p in best["points"]}
+    crossing_multi = {p["point"]: p["time_s"] for p in multi["points"]}
+    differences = {k: (crossing[k] - crossing_multi[k]) / crossing_multi[k]
+                   for k in crossing if k in crossing_multi}
+    figures = {
+        "benchmark": name,
+        "scenario": case["scenario"],
+        **timing(best, runs, args.solver),
+        "mean_step_s": round(best["sim_time_s"] / best["steps"], 3),
+        "distance_m": round(best["distance_m"], 1),
+        "crossing_times_s": {k: round(v, 2) for k, v in crossing.items()},
+        "multibody_crossing_times_s": {k: round(v, 2) for k, v in crossing_multi.items()},
+        "max_crossing_difference": round(max(map(abs, differences.values())), 6),
+        "multibody_wall_time_s": round(multi["wall_time_s"], 3),
+        "multibody_steps": multi["steps"],
+        "altrios": None,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
+    try:
+        from altrios_drive import run_altrios_drive  # next to this script
+        alt = run_altrios_drive()
+    except ImportError:
+        alt = None
+    if alt is not None:
+        figures["altrios"] = {k: alt[k] for k in ("altrios_version", "wall_time_s",
+                                                  "sim_time_s", "crossing_times_s", "steps")}
+        figures["wall_time_over_altrios"] = round(best["wall_time_s"] / alt["wall_time_s"], 1)
+    print(f"{name}: {figures['vehicles']} vehicles as one body, {figures['sim_time_s']:.0f} s "
+          f"simulated in {figures['wall_time_s']:.3f} s wall: "
+          f"{figures['real_time_factor']:.0f}x real time ({figures['steps']} steps of "
+          f"{figures['mean_step_s']:.2f} s on average); as a multi-body train "
+          f"{figures['multibody_wall_time_s']:.1f} s, crossing times within "
+          f"{100 * figures['max_crossing_difference']:.3f} %"
+          + (f"; ALTRIOS {alt['altrios_version']} {alt['wall_time_s'] * 1000:.1f} ms "
+             f"(rrscore takes {figures['wall_time_over_altrios']:.0f}x as long)" if alt else
+             "; ALTRIOS not importable"))
     return figures
 
 

@@ -17,6 +17,12 @@ motion ``d_i``. Resistances never reverse motion:
 
 Vehicles whose resistance vanishes at standstill (no constant term, no brake)
 have no such jump, and use the sign of ``v`` at every stage.
+
+A rigid train (``rigid=True``, the scenario's ``dynamics = "rigid"``) moves as one
+body, as point-mass simulators treat it: the vehicles' forces, resistances and
+effective masses are summed, the Coulomb rule applies to the sums (a train held
+by the brakes of a few cars stands still as a whole), and every vehicle gets the
+one acceleration. The couplers carry what that takes (:func:`rigid_coupler_forces`).
 """
 
 from __future__ import annotations
@@ -43,15 +49,35 @@ def coulomb_net(force: np.ndarray, resist: np.ndarray, direction: np.ndarray) ->
     return np.where(d != 0.0, force - resist * d, force - held)
 
 
+def rigid_net(force: np.ndarray, resist: np.ndarray, direction: float) -> np.ndarray:
+    """Each vehicle's share of the net force on a rigid train moving in ``direction``
+    (-1, 0, +1). Moving, each resistance opposes the motion; standing, the resistances
+    hold the train's summed force up to their sum, each in proportion to its size (how
+    a statically indeterminate hold is shared is a choice: this one is smooth)."""
+    if direction != 0.0:
+        return force - resist * direction
+    total_f, total_r = float(force.sum()), float(resist.sum())
+    share = min(max(total_f / total_r, -1.0), 1.0) if total_r > 0.0 else 0.0
+    return force - resist * share
+
+
+def rigid_coupler_forces(net: np.ndarray, mass_eff: np.ndarray, accel: float) -> np.ndarray:
+    """Coupler forces (tension +) that make every vehicle of a rigid train take the
+    acceleration ``accel``: coupling ``j`` pulls back on vehicles ``0..j`` as much as their
+    net force exceeds what their own acceleration needs."""
+    return np.cumsum(net - mass_eff * accel)[:-1]
+
+
 class Bodies(Component):
     """The bodies of every vehicle of a train, as whole arrays."""
 
     name = "body"
 
     def __init__(self, train: Train, route: Route, wind: float, air_density: float,
-                 position_tol: float, speed_tol: float) -> None:
+                 position_tol: float, speed_tol: float, rigid: bool = False) -> None:
         self.train, self.route = train, route
         self.n = train.count
+        self.rigid = rigid
         self.wind = wind
         self.air_density = air_density
         self.position_tol, self.speed_tol = position_tol, speed_tol
@@ -62,7 +88,8 @@ class Bodies(Component):
         tr = train
         self._half_rho_cd_a = 0.5 * air_density * tr.cd_a
         self._use_air = bool(tr.cd_a.any())
-        self._use_area = bool(tr.curve_area.any())
+        # AREA curves take a second table lookup: not needed where no track is curved
+        self._use_area = bool(tr.curve_area.any()) and route.has_curves
         if self._use_area:
             route.check_area_curves()  # AREA is undefined for R < 15.24 m
         self._use_tunnel = route.has_tunnel and bool((tr.tunnel_factor != 1.0).any())
@@ -84,8 +111,10 @@ class Bodies(Component):
         ``Q_r``) and effective mass (rolling wheelsets' inertia included), per vehicle."""
         tr = self.train
         #: The held inputs as rows of one array (force, resistance with ``c0``,
-        #: resistance alone, inverse effective mass), for the compiled right-hand side.
-        self.held = np.stack([force, resist + tr.c0, resist, 1.0 / mass_eff]).astype(float)
+        #: resistance alone, inverse effective mass, effective mass), for the compiled
+        #: right-hand side.
+        self.held = np.stack([force, resist + tr.c0, resist, 1.0 / mass_eff,
+                              mass_eff]).astype(float)
         self.force_held = self.held[0]
         self.resist_held = self.held[2]  # brakes and Q_r: the energy account's brake flow
         self.resist_base = self.held[1]
@@ -93,10 +122,12 @@ class Bodies(Component):
         self._inv_mass = self.held[3]
         # Vehicles that friction can hold at standstill: only they have a jump at v = 0.
         self.has_friction = (resist + tr.c0 + tr.start0) > 0.0
+        if self.rigid:  # one body: held as a whole if any part of it is
+            self.has_friction[:] = self.has_friction.any()
 
     def mark_friction(self, vehicles: np.ndarray) -> None:
         """Sliding wheels hold their vehicles too (the wheelsets call this)."""
-        self.has_friction[vehicles] = True
+        self.has_friction[slice(None) if self.rigid else vehicles] = True
 
     def start_step(self, y: np.ndarray) -> None:
         """Hold each moving vehicle's friction direction for the coming steps."""
@@ -140,6 +171,14 @@ class Bodies(Component):
         """Accelerations from the summed forces, with the Coulomb rule, into ``loads``."""
         v = y[self.sv]
         force, resist = loads.force, loads.resist
+        if self.rigid:
+            d = self.direction[0] if self.frozen[0] else float(np.sign(v[0]))
+            net = rigid_net(force, resist, d)
+            # sums taken in order, as the compiled pass takes them (cumsum is sequential)
+            total = np.cumsum(net)[-1] / np.cumsum(self.mass_eff)[-1]
+            loads.accel = np.full(self.n, total)
+            loads.net = net
+            return
         if self._all_frozen:  # everything moves: plain Coulomb resistance
             net = force - resist * self.direction
         else:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .airbrake import EMERGENCY, RUNNING, SERVICE
+from .compiled import dot
 
 #: Vehicle model signal read as the dynamic brake's force (SimpleLoco's name for it).
 DYNAMIC_BRAKE_SIGNAL = "dynamic_brake_force_N"
@@ -72,8 +73,8 @@ class BrakeApplications:
         v0, v1 = np.abs(seg.y0[sv]), np.abs(seg.y1[sv])
         dt = seg.t1 - seg.t0
         mean = 0.5 * (v0 + v1)  # the forces are held over the segment; v is smooth in it
-        self.air_work += float(self.dyn.airbrake.force @ mean) * dt
-        self.dynamic_work += float(self._dynamic @ mean) * dt
+        self.air_work += dot(self.dyn.airbrake.force, mean) * dt
+        self.dynamic_work += dot(self._dynamic, mean) * dt
         cur = self.current
         if cur is None:
             return

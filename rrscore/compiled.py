@@ -29,6 +29,16 @@ if TYPE_CHECKING:
 
 
 @njit(cache=True)
+def dot(a, b):  # pragma: no cover (compiled)
+    """``a @ b`` for two vectors as a plain loop: numpy's product calls BLAS, whose
+    threads cost more than they save on the vectors of a long train."""
+    total = 0.0
+    for i in range(a.size):
+        total += a[i] * b[i]
+    return total
+
+
+@njit(cache=True)
 def _interval(xq, knots, j):  # pragma: no cover (compiled)
     """The knot interval of ``xq`` (``knots[j] <= xq < knots[j + 1]``, as
     ``searchsorted(knots, xq, "right") - 1``), walked to from a guess ``j``: the
@@ -61,7 +71,7 @@ def _cumulative_at(xq, knots, table, j):  # pragma: no cover (compiled)
 
 @njit(cache=True)
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle, inv_radius):  # pragma: no cover (compiled)
+               axle_vehicle, inv_radius, rigid):  # pragma: no cover (compiled)
     """Derivatives of the bodies, the rolling wheelsets and the energy account, in place.
 
     ``y``, ``dy``: the whole state and its derivative. ``idx``: the first indices of
@@ -72,7 +82,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
     and curve resistance. ``static`` rows per vehicle: half length, weight, weight in
     kN, ``c1``, ``c2``, starting force and speed, ``rho Cd A / 2``, wind. ``held`` rows
     (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
-    resistance alone, inverse effective mass. Sums are taken in the order the
+    resistance alone, inverse effective mass, effective mass. ``rigid``: the train moves as one body
+    (see :mod:`rrscore.bodies`; ``cf`` is then zero). Sums are taken in the order the
     components take them, so the result is theirs to rounding.
     """
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
@@ -80,6 +91,9 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
     elevation, curve_cum = tables[0], tables[1]
     n = static.shape[1]
     accel = np.empty(n)
+    forces = np.empty(n) if rigid else accel  # per vehicle, for the rigid couplers
+    resists = np.empty(n) if rigid else accel
+    total_force = total_resist = total_mass = 0.0
     j = np.searchsorted(knots, y[sx], side="right") - 1
     for i in range(n):
         x = y[sx + i]
@@ -112,24 +126,54 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
             u = v - static[8, i]
             air = -static[7, i] * u * abs(u)
             force += air
-        # Coulomb: against the held direction, or holding a standing vehicle
-        d = direction[i] if frozen[i] else v
-        if d > 0.0:
-            net = force - resist
-        elif d < 0.0:
-            net = force + resist
-        else:
-            net = force - min(max(force, -resist), resist)
-        a = net * held[3, i]
-        accel[i] = a
         dy[sx + i] = v
-        dy[sv + i] = a
+        if rigid:  # the Coulomb rule applies to the sums, after the loop
+            forces[i] = force
+            resists[i] = resist
+            total_force += force
+            total_resist += resist
+            total_mass += held[4, i]
+        else:
+            # Coulomb: against the held direction, or holding a standing vehicle
+            d = direction[i] if frozen[i] else v
+            if d > 0.0:
+                net = force - resist
+            elif d < 0.0:
+                net = force + resist
+            else:
+                net = force - min(max(force, -resist), resist)
+            accel[i] = net * held[3, i]
+            dy[sv + i] = accel[i]
         dy[energy + i] = force_held * v
         dy[energy + n + i] = resist_held * speed
         dy[energy + 2 * n + i] = (resist - resist_held) * speed
         dy[energy + 3 * n + i] = gravity * v
         dy[energy + 4 * n + i] = air * v
         dy[energy + 5 * n + i] = 0.0
+    if rigid:
+        # as rrscore.bodies.rigid_net and rigid_coupler_forces: the couplers carry what
+        # the one acceleration takes (their work is nothing while the speeds are equal)
+        d = direction[0] if frozen[0] else y[sv]
+        if d > 0.0:
+            share = 1.0
+        elif d < 0.0:
+            share = -1.0
+        elif total_resist > 0.0:
+            share = min(max(total_force / total_resist, -1.0), 1.0)
+        else:
+            share = 0.0
+        total_net = 0.0
+        for i in range(n):
+            forces[i] -= resists[i] * share  # now each vehicle's net force
+            total_net += forces[i]
+        a = total_net / total_mass
+        carried = 0.0
+        for i in range(n):
+            accel[i] = a
+            dy[sv + i] = a
+            carried += forces[i] - held[4, i] * a
+            if i < n - 1:
+                cf[i] = carried
     for i in range(n - 1):
         dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
     for k in range(axle_vehicle.size):
@@ -171,4 +215,4 @@ class CompiledBodies:
         """Write the bodies', wheelsets' and energy account's derivatives into ``dy``."""
         b = self.dyn.bodies
         body_rates(y, cf, dy, self._idx, self._knots, self._tables, self._static, b.held,
-                   b.frozen, b.direction, *self._axles)
+                   b.frozen, b.direction, *self._axles, b.rigid)

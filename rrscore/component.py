@@ -37,7 +37,7 @@ class Loads:
     """
 
     __slots__ = ("force", "resist", "accel", "coupler_force", "rail", "gravity", "air",
-                 "rail_resist")
+                 "rail_resist", "net")
 
     def __init__(self, force: np.ndarray, resist: np.ndarray) -> None:
         self.force = force
@@ -49,6 +49,8 @@ class Loads:
         self.air: np.ndarray | None = None  # air force relative to the wind, N
         #: Part of ``resist`` that is locked wheels sliding on the rail, N per vehicle.
         self.rail_resist: np.ndarray | None = None
+        #: Net force per vehicle after the Coulomb rule, N (set by a rigid train's bodies).
+        self.net: np.ndarray | None = None
 
 
 @dataclass

@@ -12,6 +12,12 @@ over components and over vehicle types.
 
 Inputs from vehicle plugins (``Q_a``, ``Q_r``, adhesion factors) are gathered
 once per control step and held in between.
+
+A rigid train (``rigid=True``) keeps the same state and components, but its bodies
+move as one (see :mod:`rrscore.bodies`): the couplers neither deflect nor act as
+springs, their events (slack edges, breaking, coupling) are not watched, and their
+forces are the ones the common acceleration takes. With no coupler modes left, the
+solver's steps are limited by the accuracy of the train's motion alone.
 """
 
 from __future__ import annotations
@@ -21,8 +27,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from .airbrake import AirBrake
-from .bodies import Bodies
-from .compiled import CompiledBodies
+from .bodies import Bodies, rigid_coupler_forces
+from .compiled import CompiledBodies, dot
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
 from .errors import RrsError, plugin_call, plugin_failure
@@ -118,10 +124,13 @@ class TrainDynamics:
 
     def __init__(self, train: Train, route: Route, wind: float = 0.0,
                  air_density: float = 1.225, position_tol: float = 1e-5,
-                 speed_tol: float = 1e-6) -> None:
+                 speed_tol: float = 1e-6, rigid: bool = False) -> None:
         self.train, self.route = train, route
         self.n, self.na = train.count, train.axle_count
-        self.bodies = Bodies(train, route, wind, air_density, position_tol, speed_tol)
+        #: The train moves as one body (the scenario's ``dynamics = "rigid"``).
+        self.rigid = rigid
+        self.bodies = Bodies(train, route, wind, air_density, position_tol, speed_tol,
+                             rigid)
         self.wheelsets = Wheelsets(train, self.bodies, speed_tol, accelerations=self.rhs,
                                    on_modes_changed=self.refresh)
         self.wheelsets.loads_at = self.loads
@@ -161,8 +170,9 @@ class TrainDynamics:
         self.body_force = np.zeros(self.n)
         self.body_resist = np.zeros(self.n)
         self._mean_weights = train.mass / train.total_mass
-        per = [(self.bodies.events(), "vehicle"), (self.wheelsets.events(), "axle"),
-               (self.couplings.events(), "coupling")]
+        per = [(self.bodies.events(), "vehicle"), (self.wheelsets.events(), "axle")]
+        if not rigid:
+            per.append((self.couplings.events(), "coupling"))
         self.events: list[EventBlock] = [b for blocks, _ in per for b in blocks]
         self._event_kind = [kind for blocks, kind in per for _ in blocks]
         self.compiled = CompiledBodies(self)
@@ -218,7 +228,7 @@ class TrainDynamics:
         """The train's mean motion, subtracted before the relative tolerance applies, so a
         train at speed is held to the same accuracy of its relative motions (coupler modes)
         as a standing one."""
-        mean = float(self._mean_weights @ y[self.sv])
+        mean = dot(self._mean_weights, y[self.sv])
         ref = np.zeros(self.size)
         ref[self.sv] = mean
         np.divide(mean, self.train.axle_radius, out=ref[self.somega])
@@ -283,8 +293,14 @@ class TrainDynamics:
         """Phase 1 of the right-hand side: every force, and the bodies' accelerations."""
         loads = Loads(np.zeros(self.n), np.zeros(self.n))
         for c in self.components:
+            if c is self.couplings and self.rigid:
+                loads.coupler_force = np.zeros(self.n - 1)  # rigid ones: after the bodies
+                continue
             c.forces(t, y, loads)
         self.bodies.accelerate(y, loads)
+        if self.rigid and self.n > 1:
+            loads.coupler_force = rigid_coupler_forces(loads.net, self.bodies.mass_eff,
+                                                       loads.accel[0])
         return loads
 
     def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -298,7 +314,9 @@ class TrainDynamics:
             return self.rhs_components(t, y)
         dy = np.empty(self.size)
         cp = self.couplings
-        if self.n > 1:
+        if self.rigid:
+            cf = self._rigid_couplers(dy)
+        elif self.n > 1:
             cf = cp.force_and_rates(t, y, dy)
         else:
             cf = np.zeros(0)
@@ -313,12 +331,29 @@ class TrainDynamics:
         loads = self.loads(t, y)
         dy = np.empty(self.size)
         for c in self.components:
+            if c is self.couplings and self.rigid:
+                self._rigid_couplers(dy)
+                continue
             c.rates(t, y, loads, dy)
         return dy
 
+    def _rigid_couplers(self, dy: np.ndarray) -> np.ndarray:
+        """A rigid train's couplers: their models' states stand still (nothing deflects).
+        Returns room for their forces, which the compiled pass fills in (the bodies share
+        one acceleration instead of pushing on each other)."""
+        for slices in self.couplings.state_slices:
+            for sl in slices.values():
+                dy[sl] = 0.0
+        return np.zeros(max(self.n - 1, 0))
+
     def coupler_forces(self, y: np.ndarray) -> np.ndarray:
-        """Force of every coupling at ``y``, tension +."""
-        return self.couplings.force_at(y) if self.n > 1 else np.zeros(0)
+        """Force of every coupling at ``y``, tension +. In a rigid train, the force the
+        common acceleration takes (:func:`rrscore.bodies.rigid_coupler_forces`)."""
+        if self.n < 2:
+            return np.zeros(0)
+        if self.rigid:
+            return self.loads(0.0, y).coupler_force
+        return self.couplings.force_at(y)
 
     def traction_force(self) -> np.ndarray:
         """Drive force demanded of each vehicle (train frame, N), from the held inputs."""

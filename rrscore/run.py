@@ -73,7 +73,8 @@ class Run:
         self.train = tr = scenario.build_train()
         sol, env = cfg["solver"], cfg["environment"]
         self.dyn = dyn = TrainDynamics(tr, scenario.route, env["wind"], env["air_density"],
-                                       sol["position_tol"], sol["atol"])
+                                       sol["position_tol"], sol["atol"],
+                                       rigid=cfg["dynamics"] == "rigid")
         start = cfg["start"]
         if dyn.airbrake is not None:
             dyn.airbrake.start = start["brakes"]
@@ -88,7 +89,7 @@ class Run:
         accepts = inspect.signature(solver_cls).parameters
         if "reference" in accepts:  # error measured relative to the train's mean motion
             options["reference"] = dyn.reference
-        if "jac_sparsity" in accepts:  # methods that form the Jacobian
+        if getattr(solver_cls, "uses_jacobian", False):  # methods that form the Jacobian
             options["jac_sparsity"] = dyn.jac_sparsity()
         with plugin_call(f"solver {sol['method']!r}"):
             self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import tomli_w
 
 from .autodriver import AUTODRIVER_SCHEMA, check_autodriver
@@ -44,6 +45,11 @@ SCENARIO_SCHEMA = {
                      file_key="route"),
     "plugin_dirs": Param(kind=list, item=str, default=[],
                          doc="plugin directories, relative to this file"),
+    "dynamics": Param(kind=str, default="multibody", choices=("multibody", "rigid"),
+                      doc="how the train moves: 'multibody' (every vehicle a body, joined by "
+                          "its couplers) or 'rigid' (the train as one body with the forces "
+                          "summed where each vehicle stands, as point-mass simulators do: "
+                          "no slack or coupler dynamics, steps of about a second)"),
     "start": Section({
         "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
                           "the route", min=-MAX_LENGTH, max=MAX_LENGTH),
@@ -284,6 +290,17 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                     f"signal; expected one of {', '.join(VEHICLE_SIGNALS)}"
                     + "".join(f", {s}" for s in (*model.signals, *model.states)))
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
+    if cfg["dynamics"] == "rigid":  # one body cannot part or stand apart
+        for k, a in enumerate(actions):
+            if a.uncouple is not None:
+                raise ctx.child("driver").child(k).child("uncouple").error(
+                    f"found {a.uncouple}, expected no uncoupling in a rigid train "
+                    "(dynamics = 'rigid'); use dynamics = 'multibody'")
+        if not train.couplings.coupled.all():
+            j = int(np.flatnonzero(~train.couplings.coupled)[0])
+            raise ctx.child("dynamics").error(
+                f"found 'rigid', but coupling {j} of the train is not coupled; expected "
+                "'multibody' for a train whose vehicles stand apart")
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
                     all_dirs, registry)

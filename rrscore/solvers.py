@@ -48,7 +48,9 @@ def _finite(a: np.ndarray) -> bool:
 
 # Compiled pieces of the explicit step (numba, cached on disk). With a compiled
 # right-hand side, numpy's per-call overhead on these whole-state sums was a third of
-# a Dormand-Prince step on a long train.
+# a Dormand-Prince step on a long train. They are plain loops, not BLAS: on a long train
+# numpy's matrix products start BLAS threads, which on a busy machine made a 10,000-car
+# drive a third slower than with one thread.
 
 
 @njit(cache=True)
@@ -120,7 +122,9 @@ class Solver:
         from the state before ``rtol`` applies (adaptive solvers): for a train, the
         mean motion, so that relative motions are held to the same accuracy at any speed.
     :param jac_sparsity: structure of ``df/dy`` (a scipy.sparse matrix, or None for
-        dense), used by solvers that form a Jacobian (``ros23``); others ignore it.
+        dense), used by solvers that form a Jacobian (``ros23``); others ignore it. A
+        run works it out only for a solver class whose :attr:`uses_jacobian` is true
+        (for a long train it costs more than a short drive).
 
     Attributes: ``t, y, f`` (``f`` is None until the next step computes it),
     ``t_old, y_old, f_old`` (start of the last step), ``h`` (next step size),
@@ -135,6 +139,8 @@ class Solver:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     adaptive: ClassVar[bool] = False
+    #: Whether the method forms a Jacobian (and so wants ``jac_sparsity``).
+    uses_jacobian: ClassVar[bool] = False
 
     def __init__(self, fun: Rhs, t0: float, y0: np.ndarray, *, step: float = 0.01,
                  rtol: float | np.ndarray = 1e-6, atol: float | np.ndarray = 1e-6,
@@ -417,7 +423,7 @@ class DormandPrince45(_Adaptive):
             return self.y.copy()
         t0, y0, *_, (h, ks) = self._last
         s = (t - t0) / h
-        return y0 + h * (ks.T @ (_DP_P @ np.array([s, s * s, s ** 3, s ** 4])))
+        return y0 + _weighted(h, _DP_P @ np.array([s, s * s, s ** 3, s ** 4]), ks)
 
     def dense_derivative(self, t: float) -> np.ndarray:
         """Time derivative of :meth:`dense` at ``t`` (``f`` before any step)."""
@@ -425,7 +431,7 @@ class DormandPrince45(_Adaptive):
             return super().dense_derivative(t)
         t0, *_, (h, ks) = self._last
         s = (t - t0) / h
-        return ks.T @ (_DP_P @ np.array([1.0, 2 * s, 3 * s * s, 4 * s ** 3]))
+        return _weighted(1.0, _DP_P @ np.array([1.0, 2 * s, 3 * s * s, 4 * s ** 3]), ks)
 
 
 def group_columns(sparsity: Sparsity) -> np.ndarray:
@@ -487,8 +493,8 @@ class Rosenbrock23(_Adaptive):
     name = "ros23"
     description = "Rosenbrock 2(3) of ode23s, adaptive, for stiff problems"
     error_order = 2
+    uses_jacobian = True
 
-    # The full signature, not **options: callers look for ``jac_sparsity`` in it.
     def __init__(self, fun: Rhs, t0: float, y0: np.ndarray, *, step: float = 0.01,
                  rtol: float | np.ndarray = 1e-6, atol: float | np.ndarray = 1e-6,
                  max_step: float = np.inf, reference: Reference | None = None,

@@ -334,6 +334,8 @@ class Route:
         r = np.abs(self.radii)
         straight = (r == 0.0) | np.isinf(r)
         self.area_undefined = np.flatnonzero(~straight & ~(r >= CHORD_HALF_M))
+        #: Any curved element; on a straight route every curve resistance is nothing.
+        self.has_curves = bool((~straight).any())
         area = curve_specific_area(np.where(radius >= CHORD_HALF_M, radius, 0.0))
         # Beyond the ends there is no tunnel: a train running off the route is in open air.
         tunnel = np.where(on_route, self.tunnels[idx], False).astype(float)

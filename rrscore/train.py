@@ -35,7 +35,7 @@ from .vehicle import VEHICLE_SCHEMA, VehicleModel
 
 #: The most vehicles one train may have: longer than any train run, and small enough that a
 #: typo in ``count`` cannot exhaust memory before a drive starts.
-MAX_VEHICLES = 5000
+MAX_VEHICLES = 20000
 
 TRAIN_VEHICLE_SCHEMA = {
     "config": Include(VEHICLE_SCHEMA, "vehicle config: a path or an inline table", "vehicle"),

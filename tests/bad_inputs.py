@@ -187,7 +187,7 @@ def huge_count(d: Path) -> BadInput:
     p = d / "long_train.toml"
     p.write_text(f"[train]\n[[train.vehicles]]\nconfig = {toml_path(CAR)}\ncount = 1000000000\n")
     return BadInput(p, ["long_train.toml", "train.vehicles[0].count", "1000000000",
-                        "<= 5000"])
+                        "<= 20000"])
 
 
 def signal_of_another_type(d: Path) -> BadInput:

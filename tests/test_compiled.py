@@ -80,9 +80,12 @@ def test_compiled_pass_covers_air_wind_grades_curves_and_a_reversed_vehicle():
 
 
 def test_slipping_axles_and_area_curves_use_the_components():
-    sc = make_scenario([{"config": car_config(resistance={"curve": "area"})}])
+    area = [{"config": car_config(resistance={"curve": "area"})}]
+    sc = make_scenario(area, [{"length": "5 km", "radius": "800 m"}])
     dyn = Run(sc).dyn
     assert not dyn.compiled.possible and not dyn._use_compiled
+    # on straight track no curve formula adds anything: the compiled pass serves
+    assert Run(make_scenario(area, [{"length": "5 km"}])).dyn._use_compiled
     run = Run(make_scenario([{"config": car_config()}]))
     dyn = run.dyn
     assert dyn._use_compiled

@@ -131,3 +131,19 @@ def test_named_points_are_passed_at_the_times_constant_speed_gives():
     np.testing.assert_allclose(s["front_m"], s["position_m"] + 13.92 / 2, rtol=1e-12)
     length = s["front_m"] - s["rear_m"]
     np.testing.assert_allclose(length, 2 * 13.92, atol=0.05)  # two cars, slack aside
+
+
+@pytest.mark.parametrize("method, wanted", [("rk45", False), ("rk4", False), ("ros23", True)])
+def test_a_run_works_out_the_jacobian_pattern_only_for_a_solver_that_forms_one(
+        monkeypatch, method, wanted):
+    # the pattern of a 10,000-car train took 450 MB and seconds to build, for nothing
+    from rrscore.dynamics import TrainDynamics
+
+    calls = []
+    original = TrainDynamics.jac_sparsity
+    monkeypatch.setattr(TrainDynamics, "jac_sparsity",
+                        lambda self: calls.append(1) or original(self))
+    sc = load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
+    run = Run(sc.with_values({"solver.method": method}))
+    assert bool(calls) == wanted
+    assert (run.solver.jac_sparsity is not None) == wanted
