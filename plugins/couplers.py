@@ -36,13 +36,19 @@ class SpringDamper(CouplerModel):
     def setup(self) -> None:
         """Half slack on each side of neutral."""
         self.half = self.p.slack / 2.0
-        self.rigid = self.half == 0.0
+        # one row per parameter, for the compiled force
+        self._table = np.ascontiguousarray(np.broadcast_arrays(
+            self.half, self.p.stiffness, self.p.damping, self.p.damping_ramp)).astype(float)
 
     def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
         """Spring on the engagement plus the damper, ramped in over ``damping_ramp``."""
+        if np.shape(d) == np.shape(d_dot) == self.half.shape:  # one value per coupling
+            return _spring_damper_force(np.ascontiguousarray(d, dtype=float),
+                                        np.ascontiguousarray(d_dot, dtype=float), self._table)
+        # other shapes (a coupling called alone) broadcast against the parameters
         engaged = d - np.minimum(np.maximum(d, -self.half), self.half)
         ramp = np.minimum(np.abs(engaged) / self.p.damping_ramp, 1.0)
-        contact = np.where(self.rigid, 1.0, ramp)
+        contact = np.where(self.half == 0.0, 1.0, ramp)
         return self.p.stiffness * engaged + self.p.damping * d_dot * contact
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
@@ -53,6 +59,20 @@ class SpringDamper(CouplerModel):
         """The two slack edges; none (NaN) without slack."""
         k = np.stack([-self.half, self.half], axis=1)
         return np.where(self.half[:, None] > 0, k, np.nan)
+
+
+@njit(cache=True)
+def _spring_damper_force(d, d_dot, table):  # pragma: no cover (compiled)
+    """:meth:`SpringDamper.force` as one loop: a dozen numpy calls on arrays of a hundred
+    couplings cost more than the arithmetic, at every stage of every step. ``table``
+    rows: half slack, stiffness, damping, damping ramp."""
+    out = np.empty(d.size)
+    for i in range(d.size):
+        half = table[0, i]
+        engaged = d[i] - min(max(d[i], -half), half)
+        contact = 1.0 if half == 0.0 else min(abs(engaged) / table[3, i], 1.0)
+        out[i] = table[1, i] * engaged + table[2, i] * d_dot[i] * contact
+    return out
 
 
 def _stick_stiffness() -> Param:

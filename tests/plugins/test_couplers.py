@@ -510,3 +510,21 @@ def test_compiled_sa3_gear_matches_the_numpy_friction_element_everywhere():
     np.testing.assert_allclose(m.force(d, d_dot, s), f_ref, rtol=1e-13, atol=1e-6)
     np.testing.assert_allclose(m.rates(d, d_dot, s)["gear_force"], r_ref, rtol=1e-13,
                                atol=1e-6)
+
+
+def test_spring_damper_gives_one_force_law_for_a_train_and_for_one_coupling_alone():
+    # the compiled loop (one value per coupling) and the broadcasting path agree
+    params = [{"stiffness": 2e7 * (1 + k), "damping": 1e5, "slack": 0.02 * (k % 2),
+               "damping_ramp": 0.001} for k in range(4)]
+    m = SpringDamper(params)
+    d = np.array([0.0105, -0.012, 0.03, 0.0])
+    d_dot = np.array([0.2, -0.1, 0.3, 0.1])
+    whole = m.force(d, d_dot, NONE)
+    expected = [2e7 * 0.0105 + 1e5 * 0.2,            # no slack: plain spring-damper
+                -4e7 * 0.002 - 1e5 * 0.1,            # 2 mm past a 10 mm half slack
+                6e7 * 0.03 + 1e5 * 0.3,
+                0.0]                                 # inside the slack
+    np.testing.assert_allclose(whole, expected, rtol=1e-15)
+    for j in range(4):
+        one = SpringDamper([params[j]]).force(d[j:j + 1], d_dot[j:j + 1], NONE)
+        assert one[0] == whole[j]
