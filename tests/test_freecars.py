@@ -1,0 +1,205 @@
+"""The event-driven engine for free cars (rrscore.freecars) against closed-form answers:
+contact and stop times, textbook collisions in a chain, coupling, friction holding and
+reversing, and groups that part again."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rrscore.freecars import FreeCars, contact_time, contact_times, stop_time
+
+M = 92500.0  # a loaded car, kg (effective mass)
+L = 14.0  # over buffers, m
+
+
+# ---------------------------------------------------------------- contact time
+@pytest.mark.parametrize("gap, v_rear, v_front, a_rear, a_front, expected", [
+    (10.0, 2.0, 2.0, 0.0, 0.0, math.inf),           # equal speeds: never
+    (10.0, 3.0, 1.0, 0.0, 0.0, 5.0),                # one root: 10 / 2
+    (10.0, 0.0, 0.0, 0.2, 0.0, math.sqrt(100.0)),   # from rest: 10 = 0.1 t^2
+    # two positive roots (the rear car brakes): 10 = 4 t - 0.25 t^2, t = 8 -+ sqrt(24)
+    (10.0, 4.0, 0.0, -0.5, 0.0, 8.0 - math.sqrt(24.0)),
+    (10.0, 1.0, 3.0, 0.0, 0.0, math.inf),           # opening: the root is negative
+    (10.0, -1.0, 0.0, -0.1, 0.0, math.inf),         # both roots negative
+    (10.0, 1.0, 1.0, 0.0, 0.0, math.inf),           # zero relative acceleration and speed
+    # the rear car would reverse before contact: 10 = 2 t - 0.5 t^2 has no real root
+    (10.0, 2.0, 0.0, -1.0, 0.0, math.inf),
+    (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),                 # touching and closing: now
+])
+def test_contact_time_is_the_least_non_negative_root(gap, v_rear, v_front, a_rear, a_front,
+                                                     expected):
+    t = contact_time(gap, v_rear, v_front, a_rear, a_front)
+    if math.isinf(expected):
+        assert math.isinf(t)
+    else:
+        assert t == pytest.approx(expected, rel=1e-12)
+        b, a = v_rear - v_front, 0.5 * (a_rear - a_front)
+        assert gap - b * t - a * t * t == pytest.approx(0.0, abs=1e-9)
+    # the engine's array form gives the same
+    many = contact_times(np.array([gap, gap]), np.array([v_rear, 0.0]), v_front,
+                         a_rear, a_front)
+    assert many[0] == t or (math.isinf(t) and math.isinf(many[0]))
+
+
+def test_contact_time_has_no_cancellation_for_a_tiny_relative_acceleration():
+    # b = 2 m/s, a = 1e-12: the root is 5 s to within 1e-11, not lost to rounding
+    assert contact_time(10.0, 2.0, 0.0, 2e-12, 0.0) == pytest.approx(5.0, rel=1e-10)
+
+
+@pytest.mark.parametrize("v, a_other, a_friction, expected", [
+    (2.0, 0.0, 0.5, 4.0),          # friction alone: v / a
+    (2.0, -0.1, 0.4, 4.0),         # uphill and friction: 2 / 0.5
+    (-2.0, 0.1, 0.4, 4.0),         # rolling back, friction flips with the motion
+    (2.0, 0.6, 0.5, math.inf),     # the other forces win: it never stops
+    (2.0, 0.5, 0.5, math.inf),     # balanced: it keeps its speed
+    (0.0, 1.0, 0.5, 0.0),          # standing
+])
+def test_stop_time_is_where_the_speed_reaches_zero(v, a_other, a_friction, expected):
+    t = stop_time(v, a_other, a_friction)
+    assert t == pytest.approx(expected) if math.isfinite(expected) else math.isinf(t)
+
+
+# ---------------------------------------------------------------- collisions
+def _chain(n_standing: int, v0: float, restitution: float, gap: float = 5.0) -> FreeCars:
+    """One car at ``v0`` running into ``n_standing`` equal cars standing buffer to
+    buffer, on level track without friction."""
+    x = np.concatenate([[0.0], gap + L * np.arange(1, n_standing + 1)])
+    v = np.zeros(n_standing + 1)
+    v[0] = v0
+    return FreeCars(x, L, M, v, 0.0, 0.0, restitution=restitution)
+
+
+def test_elastic_blow_passes_through_a_chain_and_the_last_car_leaves_with_it():
+    cars = _chain(5, 1.5, restitution=1.0)
+    p0, e0 = cars.momentum(), cars.kinetic_energy()
+    cars.advance(10.0)
+    np.testing.assert_allclose(cars.v, [0, 0, 0, 0, 0, 1.5], atol=1e-12)
+    assert cars.momentum() == pytest.approx(p0, rel=1e-9)
+    assert cars.kinetic_energy() == pytest.approx(e0, rel=1e-9)
+    assert [e.kind for e in cars.log] == ["impact"] * 5
+    assert [e.coupling for e in cars.log] == [0, 1, 2, 3, 4]
+    assert cars.log[0].t == pytest.approx((5.0 - L) / 1.5 + L / 1.5, rel=1e-12)
+
+
+def test_inelastic_blow_sets_the_whole_chain_moving_at_the_common_speed():
+    cars = _chain(5, 1.5, restitution=0.0)
+    p0 = cars.momentum()
+    cars.advance(10.0)
+    np.testing.assert_allclose(cars.v, 1.5 / 6, rtol=1e-12)
+    assert cars.momentum() == pytest.approx(p0, rel=1e-9)
+    # kinetic energy lost: (1 - 1/6) of it, as for a perfectly plastic impact
+    assert cars.kinetic_energy() == pytest.approx(0.5 * M * 1.5**2 / 6, rel=1e-9)
+    assert cars.joined.all()
+
+
+def test_cars_meeting_below_the_coupling_speed_couple_and_faster_ones_part():
+    for v0, couples in ((1.0, True), (2.5, False)):
+        cars = FreeCars([0.0, 20.0], L, [M, 2 * M], [v0, 0.0], 0.0, 0.0,
+                        slack=0.02, coupling_speed=1.5, restitution=0.4)
+        cars.advance(30.0)
+        assert bool(cars.coupled[0]) is couples
+        if couples:  # momentum shared: v0 M / 3M
+            np.testing.assert_allclose(cars.v, v0 / 3, rtol=1e-12)
+            assert cars.log[0].kind == "coupled"
+        else:  # restitution 0.4: v1' = v0 (1 - 1.4 * 2/3), v2' = v0 * 1.4 / 3
+            np.testing.assert_allclose(cars.v, [v0 * (1 - 1.4 * 2 / 3), v0 * 1.4 / 3],
+                                       rtol=1e-12)
+            assert cars.log[0].kind == "impact"
+        assert cars.log[0].value == pytest.approx(v0)
+
+
+# ---------------------------------------------------------------- friction
+def test_a_car_rolls_down_a_grade_against_friction_as_the_closed_form_says():
+    g_force, friction = 8000.0, 3000.0  # along the grade, and rolling resistance, N
+    cars = FreeCars([0.0], L, M, [0.0], g_force, friction)
+    cars.advance(60.0)
+    a = (g_force - friction) / M
+    assert cars.v[0] == pytest.approx(a * 60.0, rel=1e-12)
+    assert cars.x[0] == pytest.approx(0.5 * a * 3600.0, rel=1e-12)
+
+
+def test_a_car_pushed_uphill_stops_and_is_held_or_rolls_back():
+    # uphill at 3 m/s; gravity 2 kN back; friction 4 kN holds it, 1 kN does not
+    for friction, back in ((4000.0, False), (1000.0, True)):
+        cars = FreeCars([0.0], L, M, [3.0], -2000.0, friction)
+        cars.advance(400.0)
+        t_stop = 3.0 * M / (2000.0 + friction)
+        x_stop = 0.5 * 3.0 * t_stop
+        assert cars.counts["stop"] == 1
+        if back:
+            a = -(2000.0 - friction) / M
+            assert cars.v[0] == pytest.approx(a * (400.0 - t_stop), rel=1e-9)
+            assert cars.x[0] == pytest.approx(x_stop + 0.5 * a * (400.0 - t_stop) ** 2,
+                                              rel=1e-9)
+        else:
+            assert cars.v[0] == 0.0 and cars.x[0] == pytest.approx(x_stop, rel=1e-12)
+
+
+def test_a_braked_car_holds_a_free_one_leaning_on_it_and_they_part_when_released():
+    # car 1 braked (5 kN) at rest on the level, car 0 behind it on a grade that pushes
+    # it 3 kN towards car 1
+    cars = FreeCars([0.0, L], L, M, [0.0, 0.0], [3000.0, 0.0], [0.0, 5000.0])
+    cars.advance(100.0)
+    assert (cars.v == 0.0).all() and cars.joined[0]  # held together
+    cars.friction[1] = 0.0  # brake released: both roll, at one acceleration
+    cars.advance(110.0)
+    np.testing.assert_allclose(cars.v, 3000.0 / (2 * M) * 10.0, rtol=1e-12)
+    cars.force[1] = 6000.0  # the front car is pulled harder: they part
+    cars.advance(120.0)
+    assert cars.v[1] - cars.v[0] == pytest.approx(3000.0 / M * 10.0, rel=1e-9)
+    assert not cars.joined[0] and cars.gaps()[0] > 0.0
+
+
+def test_a_coupled_pair_running_apart_takes_up_its_slack_with_a_jerk():
+    # coupled cars buffer to buffer, the front one leaving at 0.5 m/s: the slack (0.1 m)
+    # runs out at 0.2 s, and they go on at the common speed (restitution 0)
+    cars = FreeCars([0.0, L], L, M, [0.0, 0.5], 0.0, 0.0, coupled=[True], slack=0.1)
+    cars.advance(1.0)
+    assert cars.log[0].kind == "tension impact"
+    assert cars.log[0].t == pytest.approx(0.2, rel=1e-12)
+    np.testing.assert_allclose(cars.v, 0.25, rtol=1e-12)
+    assert cars.gaps()[0] == pytest.approx(0.1, abs=1e-12)
+
+
+def test_cars_that_overlap_are_refused():
+    with pytest.raises(ValueError, match="cars 0 and 1 overlap"):
+        FreeCars([0.0, 10.0], L, M, 0.0, 0.0, 0.0)
+
+
+def test_event_engine_and_continuous_core_agree_on_a_five_car_shunting_move():
+    # A car at 1.8 m/s runs into four cars standing apart (gaps 2.5, 1.5, 3 and 2 m
+    # beyond the slack), couples to each in turn (below 2 m/s), and the cut rolls to a
+    # stop on 2 kN of friction per car. The core integrates the couplers' springs and
+    # dampers through each coupling; the event engine takes each as a plastic impact.
+    from conftest import car_config, make_scenario
+
+    from rrscore import Run
+
+    friction = {"formula": "davis", "A": 2000.0, "B": 0.0, "C": 0.0, "starting": False}
+    coupling = {"model": "spring_damper", "params": {
+        "stiffness": "20 MN/m", "damping": "200 kN*s/m", "slack": "5 mm"},
+        "coupling_speed": "2 m/s"}
+    sc = make_scenario([{"config": car_config(resistance=friction)}]
+                       + [{"config": car_config(resistance=friction), "coupled": False}] * 4,
+                       coupling=coupling, stop={"max_time": 120.0},
+                       start={"position": "1 km", "speeds": [0, 0, 0, 0, 1.8],
+                              "gaps": [2.0, 3.0, 1.5, 2.5]})
+    run = Run(sc)
+    dyn = run.dyn
+    x0, v0 = run.solver.y[dyn.sx][::-1], run.solver.y[dyn.sv][::-1]  # rear car first
+    lo, hi = dyn.couplings.free_range()
+    # faces touch at the compressed end of the slack: that is the engine's car length
+    cars = FreeCars(x0, float((dyn.couplings.nominal + lo)[0]), dyn.bodies.mass_eff[::-1],
+                    v0, 0.0, 2000.0, slack=float(hi[0] - lo[0]), coupling_speed=2.0)
+    run.advance()
+    cars.advance(120.0)
+    assert np.all(run.solver.y[dyn.sv] == 0.0) and np.all(cars.v == 0.0)
+    np.testing.assert_allclose(cars.x, run.solver.y[dyn.sx][::-1], rtol=0, atol=0.01)
+    core = [e.coupling for e in dyn.log if e.kind == "coupled"]
+    assert core == [3, 2, 1, 0]  # the core counts couplings from the front
+    assert [3 - e.coupling for e in cars.log if e.kind == "coupled"] == core
+    np.testing.assert_allclose([e.t for e in cars.log],
+                               [e.t for e in dyn.log if e.kind == "coupled"], atol=0.05)
