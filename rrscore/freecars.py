@@ -22,6 +22,13 @@ have to pull (an uncoupled contact) or push (a coupled pair at full slack, movin
 apart): the joint forces of a group follow from its members' forces and the group's
 one acceleration, as for a rigid train (:func:`rrscore.bodies.rigid_coupler_forces`).
 
+Each event touches only the groups it concerns: every group keeps its own motion
+since its last change (position offset, speed and acceleration from a reference time),
+and the predicted events sit in a heap, each tagged with the versions of the groups it
+was predicted from, so that predictions a later event spoiled are skipped when they
+come up. An event therefore costs about the same in a yard of 10,000 cars as in one of
+ten.
+
 Cars are indexed in order along the route (car ``i + 1`` ahead of car ``i``); pair
 ``j`` is cars ``j`` and ``j + 1``. Masses are effective masses, rotating wheelsets
 included, and momentum is conserved in them. Forces (gravity along the grade, a winch)
@@ -32,8 +39,9 @@ between shorter calls, as seed 001 suggests.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,26 +78,6 @@ def contact_time(gap: float, v_rear: float, v_front: float, a_rear: float,
     return min(roots) if roots else math.inf
 
 
-def contact_times(gap: np.ndarray, v_rear: np.ndarray, v_front: np.ndarray,
-                  a_rear: np.ndarray, a_front: np.ndarray) -> np.ndarray:
-    """:func:`contact_time` for arrays of pairs at once (the engine's form)."""
-    gap = np.asarray(gap, dtype=float)
-    b = np.asarray(v_rear, dtype=float) - v_front
-    a = 0.5 * (np.asarray(a_rear, dtype=float) - a_front)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        disc = b * b + 4.0 * a * gap
-        q = -0.5 * (b + np.copysign(np.sqrt(np.maximum(disc, 0.0)), np.where(b != 0, b, 1.0)))
-        r1 = np.where(a != 0.0, q / a, np.inf)
-        r2 = np.where(q != 0.0, -gap / q, np.inf)
-        r1 = np.where(r1 >= 0.0, r1, np.inf)
-        r2 = np.where(r2 >= 0.0, r2, np.inf)
-        quadratic = np.where(disc < 0.0, np.inf, np.minimum(r1, r2))
-        linear = np.where(b > 0.0, gap / np.where(b > 0.0, b, 1.0), np.inf)
-        open_ = np.where(a == 0.0, linear, quadratic)
-    closed = np.where((b > 0.0) | ((b == 0.0) & (a > 0.0)), 0.0, np.inf)
-    return np.where(gap <= 0.0, closed, open_)
-
-
 def stop_time(v: float, a_other: float, a_friction: float) -> float:
     """Time until a body at speed ``v`` stops, under an acceleration ``a_other`` from
     every force but friction and a friction deceleration of size ``a_friction``
@@ -103,18 +91,29 @@ def stop_time(v: float, a_other: float, a_friction: float) -> float:
     return -v / a
 
 
-@dataclass
-class _Groups:
-    """The groups at one instant: first car, mass, forces, speed and acceleration."""
+class _Group:
+    """Cars ``i0 .. i1 - 1`` moving as one. A member's position is its reference
+    position plus ``off`` plus the run since ``t0``: ``v0 (t - t0) + a (t - t0)^2 / 2``."""
 
-    start: np.ndarray
-    stop: np.ndarray  # one past the last car
-    mass: np.ndarray
-    force: np.ndarray
-    friction: np.ndarray
-    v: np.ndarray
-    accel: np.ndarray
-    share: np.ndarray  # the friction each member takes: sign of motion, or F/R when held
+    __slots__ = ("i0", "i1", "mass", "force", "friction", "t0", "off", "v0", "accel",
+                 "share", "version", "prev", "next", "alive")
+
+    def __init__(self, i0: int, i1: int, t0: float, v0: float) -> None:
+        self.i0, self.i1, self.t0, self.v0 = i0, i1, t0, v0
+        self.off = 0.0
+        self.mass = self.force = self.friction = self.accel = self.share = 0.0
+        self.version = 0
+        self.prev: _Group | None = None
+        self.next: _Group | None = None
+        self.alive = True
+
+    def run(self, t: float) -> float:
+        """Distance run since ``t0``."""
+        tau = t - self.t0
+        return self.v0 * tau + 0.5 * self.accel * tau * tau
+
+    def speed(self, t: float) -> float:
+        return self.v0 + self.accel * (t - self.t0)
 
 
 class FreeCars:
@@ -135,16 +134,20 @@ class FreeCars:
         contact, m/s (0: it never does).
     :param restitution: the share of the closing speed cars part with after an impact
         that does not couple (0 to 1).
+
+    :attr:`force` and :attr:`friction` may be changed between calls of :meth:`advance`
+    (a brake released, a winch pulling); :attr:`x`, :attr:`v` and :attr:`joined` are
+    the state at :attr:`t`.
     """
 
     def __init__(self, position, length, mass, velocity, force, friction,
                  coupled=None, slack=0.0, coupling_speed=0.0, restitution: float = 0.0
                  ) -> None:
-        self.x = np.array(position, dtype=float)
-        n = self.x.size
+        x = np.array(position, dtype=float)
+        n = x.size
         self.length = np.broadcast_to(np.asarray(length, dtype=float), (n,)).copy()
         self.mass = np.broadcast_to(np.asarray(mass, dtype=float), (n,)).copy()
-        self.v = np.broadcast_to(np.asarray(velocity, dtype=float), (n,)).copy()
+        v = np.broadcast_to(np.asarray(velocity, dtype=float), (n,)).copy()
         self.force = np.broadcast_to(np.asarray(force, dtype=float), (n,)).copy()
         self.friction = np.abs(np.broadcast_to(np.asarray(friction, dtype=float), (n,)))
         pairs = max(n - 1, 0)
@@ -158,23 +161,67 @@ class FreeCars:
         self.restitution = float(restitution)
         if n and not (self.mass > 0).all():
             raise ValueError("every car needs a positive mass")
-        if (self.gaps() < -GAP_TOL).any():
-            j = int(np.flatnonzero(self.gaps() < -GAP_TOL)[0])
+        half = 0.5 * self.length
+        gaps = (x[1:] - half[1:]) - (x[:-1] + half[:-1])
+        if (gaps < -GAP_TOL).any():
+            j = int(np.flatnonzero(gaps < -GAP_TOL)[0])
             raise ValueError(f"cars {j} and {j + 1} overlap (or are out of order)")
-        if (self.gaps() > self.slack + GAP_TOL)[self.coupled].any():
+        if (gaps > self.slack + GAP_TOL)[self.coupled].any():
             raise ValueError("a coupled pair stands further apart than its slack")
+        self._ref = x  # positions, less each group's offset and run
         self.t = 0.0
-        #: Where each group starts: ``joined[j]`` joins car ``j + 1`` to car ``j``.
-        self.joined = np.zeros(pairs, dtype=bool)
+        self._groups: list[_Group] = []  # in order; rebuilt only by _chain()
+        prev = None
+        for i in range(n):
+            g = _Group(i, i + 1, 0.0, float(v[i]))
+            g.prev = prev
+            if prev is not None:
+                prev.next = g
+            self._groups.append(g)
+            prev = g
+        self._head = self._groups[0] if n else None
+        self._heap: list = []
+        self._seq = itertools.count()
         self.log: list[Event] = []
         #: Events acted on so far, by kind: contact, tension, stop.
         self.counts = {"contact": 0, "tension": 0, "stop": 0}
 
-    # ------------------------------------------------------------------ geometry
+    # ------------------------------------------------------------------ the state
+    def _chain(self) -> list[_Group]:
+        out, g = [], self._head
+        while g is not None:
+            out.append(g)
+            g = g.next
+        return out
+
+    @property
+    def x(self) -> np.ndarray:
+        """Each car's centre at :attr:`t`, m."""
+        x = self._ref.copy()
+        for g in self._chain():
+            x[g.i0:g.i1] += g.off + g.run(self.t)
+        return x
+
+    @property
+    def v(self) -> np.ndarray:
+        """Each car's speed at :attr:`t`, m/s."""
+        v = np.empty(self._ref.size)
+        for g in self._chain():
+            v[g.i0:g.i1] = g.speed(self.t)
+        return v
+
+    @property
+    def joined(self) -> np.ndarray:
+        """For each pair, whether its cars move as one group now."""
+        out = np.ones(max(self._ref.size - 1, 0), dtype=bool)
+        for g in self._chain()[1:]:
+            out[g.i0 - 1] = False
+        return out
+
     def gaps(self) -> np.ndarray:
         """Distance between the facing ends of each pair, m."""
-        half = 0.5 * self.length
-        return (self.x[1:] - half[1:]) - (self.x[:-1] + half[:-1])
+        x, half = self.x, 0.5 * self.length
+        return (x[1:] - half[1:]) - (x[:-1] + half[:-1])
 
     def momentum(self) -> float:
         """Total momentum (effective masses), kg m/s."""
@@ -182,98 +229,110 @@ class FreeCars:
 
     def kinetic_energy(self) -> float:
         """Total kinetic energy (effective masses), J."""
-        return float(0.5 * self.mass @ (self.v * self.v))
+        v = self.v
+        return float(0.5 * self.mass @ (v * v))
 
-    # ------------------------------------------------------------------ groups
-    def _groups(self) -> _Groups:
-        start = np.concatenate([[0], np.flatnonzero(~self.joined) + 1])
-        stop = np.concatenate([start[1:], [self.x.size]])
-        mass = np.add.reduceat(self.mass, start)
-        force = np.add.reduceat(self.force, start)
-        friction = np.add.reduceat(self.friction, start)
-        v = self.v[start]
-        moving = np.sign(v)
-        # a standing group starts off where its forces beat friction, else it is held
-        starting = (v == 0.0) & (np.abs(force) > friction)
-        direction = np.where(starting, np.sign(force), moving)
-        held = (v == 0.0) & ~starting
-        share = np.where(held, np.divide(force, friction, out=np.zeros_like(force),
-                                         where=friction > 0), direction)
-        accel = np.where(held, 0.0, (force - direction * friction) / mass)
-        return _Groups(start, stop, mass, force, friction, v, accel, share)
+    # ------------------------------------------------------------------ one group
+    def _position(self, g: _Group, i: int) -> float:
+        return self._ref[i] + g.off + g.run(self.t)
 
-    def _joint_forces(self, g: _Groups) -> np.ndarray:
-        """For each joined pair, the force the rear part pushes the front part with
-        (compression +); NaN for pairs that are not joined."""
-        group_of = np.repeat(np.arange(g.start.size), g.stop - g.start)
-        net = self.force - self.friction * g.share[group_of] - self.mass * g.accel[group_of]
-        cum = np.cumsum(net)
-        before = np.concatenate([[0.0], cum])[g.start][group_of]  # cumsum before the group
-        push = (cum - before)[:-1]
-        return np.where(self.joined, push, np.nan)
+    def _gap(self, g: _Group) -> float:
+        """Gap between ``g`` and the group ahead of it, now."""
+        h = g.next
+        front = self._position(g, g.i1 - 1) + 0.5 * self.length[g.i1 - 1]
+        return self._position(h, h.i0) - 0.5 * self.length[h.i0] - front
 
-    def _split(self) -> bool:
-        """Open the joints that would have to pull (an uncoupled contact) or push (a
-        coupled pair at full slack), the worst first, until none would. Returns whether
-        any opened."""
-        opened = False
-        for _ in range(self.x.size):
-            if not self.joined.any():
-                return opened
-            g = self._groups()
-            push = self._joint_forces(g)
-            scale = 1e-9 * (np.abs(self.force).max() + self.friction.max() + 1.0)
-            at_slack = self.coupled & (self.gaps() > 0.5 * self.slack)
-            wrong = np.where(at_slack, push, -push)  # > 0: the joint cannot carry it
-            wrong = np.where(self.joined, wrong, -np.inf)
-            j = int(np.argmax(wrong))
-            if wrong[j] <= scale:
-                return opened
-            self.joined[j] = False
-            opened = True
-        return opened
+    def _rebase(self, g: _Group) -> None:
+        """Make now the group's reference time (its motion may change from here)."""
+        g.off += g.run(self.t)
+        g.v0 = g.speed(self.t)
+        g.t0 = self.t
+
+    def _motion(self, g: _Group) -> None:
+        """Sums and acceleration of a rebased group; a new version of it."""
+        members = slice(g.i0, g.i1)
+        g.mass = float(self.mass[members].sum())
+        g.force = float(self.force[members].sum())
+        g.friction = float(self.friction[members].sum())
+        if g.v0 != 0.0:
+            g.share = math.copysign(1.0, g.v0)
+        elif abs(g.force) > g.friction:  # it starts off
+            g.share = math.copysign(1.0, g.force)
+        else:  # held: friction takes what the forces ask, shared in proportion
+            g.share = g.force / g.friction if g.friction > 0.0 else 0.0
+            g.accel = 0.0
+            g.version += 1
+            return
+        g.accel = (g.force - g.share * g.friction) / g.mass
+        g.version += 1
+
+    def _fold(self, g: _Group) -> None:
+        """Fold a rebased group's offset into its members' reference positions."""
+        self._ref[g.i0:g.i1] += g.off
+        g.off = 0.0
+
+    def _merge(self, g: _Group, speed: float) -> _Group:
+        """Join ``g`` and the group ahead of it into one at ``speed``."""
+        h = g.next
+        for k in (g, h):
+            self._rebase(k)
+            self._fold(k)
+        g.i1 = h.i1
+        g.next = h.next
+        if h.next is not None:
+            h.next.prev = g
+        h.alive = False
+        g.v0 = speed
+        self._motion(g)
+        return g
+
+    def _split_at(self, g: _Group, j: int) -> _Group:
+        """Part ``g`` between cars ``j`` and ``j + 1``; returns the front part."""
+        self._rebase(g)
+        self._fold(g)
+        h = _Group(j + 1, g.i1, self.t, g.v0)
+        g.i1 = j + 1
+        h.prev, h.next = g, g.next
+        if g.next is not None:
+            g.next.prev = h
+        g.next = h
+        self._motion(g)
+        self._motion(h)
+        return h
+
+    def _joint_forces(self, g: _Group) -> np.ndarray:
+        """For each pair inside ``g``, the force its rear part pushes its front part with
+        (compression +)."""
+        members = slice(g.i0, g.i1)
+        net = (self.force[members] - self.friction[members] * g.share
+               - self.mass[members] * g.accel)
+        return np.cumsum(net)[:-1]
+
+    def _split(self, g: _Group) -> _Group | None:
+        """Open the worst joint of ``g`` that would have to pull (an uncoupled contact) or
+        push (a coupled pair at full slack); returns the new front part, or None."""
+        if g.i1 - g.i0 < 2:
+            return None
+        push = self._joint_forces(g)
+        pairs = slice(g.i0, g.i1 - 1)
+        ref, half = self._ref, 0.5 * self.length
+        gaps = (ref[g.i0 + 1:g.i1] - half[g.i0 + 1:g.i1]) - (ref[pairs] + half[pairs])
+        at_slack = self.coupled[pairs] & (gaps > 0.5 * self.slack[pairs])
+        wrong = np.where(at_slack, push, -push)  # > 0: the joint cannot carry it
+        k = int(np.argmax(wrong))
+        scale = 1e-9 * (abs(g.force) + g.friction + float(np.abs(self.force[g.i0:g.i1]).max())
+                        + 1.0)
+        return self._split_at(g, g.i0 + k) if wrong[k] > scale else None
 
     # ------------------------------------------------------------------ impacts
-    def _settle(self) -> None:
-        """Act on every pair that touches and closes, or is at full slack and opens, at
-        this instant (a struck chain passes the blow along at once); join the pairs that
-        touch at one speed and would close (one pushes the other), and split the groups
-        whose joints could not carry their force."""
-        for _ in range(10 * self.x.size + 10):
-            gaps = self.gaps()
-            rel = self.v[:-1] - self.v[1:]  # closing speed of each pair
-            touching = ~self.joined & (gaps <= GAP_TOL)
-            taut = ~self.joined & self.coupled & (gaps >= self.slack - GAP_TOL)
-            hit = np.flatnonzero(touching & (rel > SPEED_TOL) | taut & (rel < -SPEED_TOL))
-            if hit.size:
-                self._impact(int(hit[0]), bool(touching[hit[0]] and rel[hit[0]] > 0))
-                continue
-            g = self._groups()
-            a = g.accel[np.repeat(np.arange(g.start.size), g.stop - g.start)]
-            closing = a[:-1] - a[1:]
-            tol = 1e-12 * (1.0 + np.abs(a).max())
-            still = np.abs(rel) <= SPEED_TOL
-            press = np.flatnonzero(still & (touching & (closing > tol)
-                                             | taut & (closing < -tol)))
-            if press.size:
-                self.joined[press[0]] = True  # at one speed: no impact, one group
-                self._common_speed(press[0])
-                continue
-            if not self._split():
-                return
-        raise RuntimeError(f"impacts at t = {self.t:.6f} s do not settle")
-
-    def _common_speed(self, j: int) -> None:
-        """Give the group that pair ``j`` is now in its common (momentum) speed."""
-        g = self._groups()
-        k = int(np.searchsorted(g.start, j, side="right") - 1)
-        members = slice(g.start[k], g.stop[k])
-        self.v[members] = float(self.mass[members] @ self.v[members]) / g.mass[k]
-
-    def _impact(self, j: int, contact: bool) -> None:
-        g = self._groups()
-        k = int(np.searchsorted(g.start, j, side="right") - 1)  # the rear group
-        m1, m2, v1, v2 = g.mass[k], g.mass[k + 1], g.v[k], g.v[k + 1]
+    def _impact(self, g: _Group, contact: bool) -> None:
+        """Act on the pair between ``g`` and the group ahead, touching and closing
+        (``contact``) or at full slack and opening."""
+        h = g.next
+        j = g.i1 - 1
+        self._rebase(g)
+        self._rebase(h)
+        m1, m2, v1, v2 = g.mass, h.mass, g.v0, h.v0
         closing = abs(v1 - v2)
         couples = contact and not self.coupled[j] and closing <= self.coupling_speed[j]
         if couples:
@@ -284,58 +343,118 @@ class FreeCars:
         e = 0.0 if couples or closing <= REST_SPEED else self.restitution
         common = (m1 * v1 + m2 * v2) / (m1 + m2)
         if e == 0.0:
-            new1 = new2 = common
-            self.joined[j] = True  # one group from now on, until it splits
-        else:
-            new1 = common - e * m2 * (v1 - v2) / (m1 + m2)
-            new2 = common + e * m1 * (v1 - v2) / (m1 + m2)
-        self.v[g.start[k]:g.stop[k]] = new1
-        self.v[g.start[k + 1]:g.stop[k + 1]] = new2
+            self._merge(g, common)
+            return
+        g.v0 = common - e * m2 * (v1 - v2) / (m1 + m2)
+        h.v0 = common + e * m1 * (v1 - v2) / (m1 + m2)
+        self._motion(g)
+        self._motion(h)
 
-    # ------------------------------------------------------------------ stepping
-    def _next_event(self, g: _Groups) -> tuple[float, str, int]:
-        """The earliest event from now: (time, kind, pair or group), over whole arrays."""
-        best = (math.inf, "", -1)
-        # stops: moving groups whose acceleration opposes their speed
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_stop = np.where((g.v != 0.0) & (g.accel * g.v < 0.0), -g.v / g.accel, np.inf)
-        if t_stop.size and (k := int(np.argmin(t_stop))) >= 0 and t_stop[k] < best[0]:
-            best = (float(t_stop[k]), "stop", k)
-        if g.start.size < 2:
-            return best
-        j = g.stop[:-1] - 1  # the pair between group k and group k + 1
-        va, vb, aa, ab = g.v[:-1], g.v[1:], g.accel[:-1], g.accel[1:]
-        gaps = self.gaps()[j]
-        for kind, t in (
-                ("contact", contact_times(np.maximum(gaps, 0.0), va, vb, aa, ab)),
-                ("tension", np.where(self.coupled[j], contact_times(
-                    np.maximum(self.slack[j] - gaps, 0.0), vb, va, ab, aa), np.inf))):
-            t = np.where(t > 0.0, t, np.inf)  # an instant's contacts are settled already
-            k = int(np.argmin(t))
-            if t[k] < best[0]:
-                best = (float(t[k]), kind, int(j[k]))
-        return best
+    def _settle(self, touched: set[_Group]) -> None:
+        """Act on everything that happens at this instant around the ``touched`` groups:
+        impacts (a struck chain passes the blow along at once), pairs that touch at one
+        speed and would close (one pushes the other: they join), and groups whose joints
+        could not carry their force (they split). Then predict their next events."""
+        for _ in range(10 * self._ref.size + 10):
+            touched = {g for g in touched if g.alive}
+            pairs = {k for g in touched for k in (g.prev, g) if k is not None
+                     and k.next is not None}
+            acted = False
+            for g in sorted(pairs, key=lambda k: k.i0):
+                if not (g.alive and g.next is not None):
+                    continue
+                h, j = g.next, g.i1 - 1
+                gap = self._gap(g)
+                rel = g.speed(self.t) - h.speed(self.t)
+                touching = gap <= GAP_TOL
+                taut = self.coupled[j] and gap >= self.slack[j] - GAP_TOL
+                if touching and rel > SPEED_TOL or taut and rel < -SPEED_TOL:
+                    self._impact(g, touching and rel > 0.0)
+                elif abs(rel) <= SPEED_TOL and (
+                        touching and g.accel > h.accel + 1e-12 * (1 + abs(g.accel))
+                        or taut and h.accel > g.accel + 1e-12 * (1 + abs(h.accel))):
+                    self._merge(g, (g.mass * g.speed(self.t) + h.mass * h.speed(self.t))
+                                / (g.mass + h.mass))
+                else:
+                    continue
+                touched |= {g, h} | {k for k in (g.prev, h.next) if k is not None}
+                acted = True
+                break
+            if acted:
+                continue
+            for g in sorted(touched, key=lambda k: k.i0):
+                front = self._split(g)
+                if front is not None:
+                    touched |= {front}
+                    acted = True
+                    break
+            if not acted:
+                break
+        else:
+            raise RuntimeError(f"impacts at t = {self.t:.6f} s do not settle")
+        for g in touched:
+            if g.alive:
+                self._predict(g)
+
+    # ------------------------------------------------------------------ prediction
+    def _push(self, dt: float, kind: str, g: _Group, h: _Group | None) -> None:
+        if 0.0 < dt < math.inf:
+            heapq.heappush(self._heap, (self.t + dt, next(self._seq), kind, g, g.version,
+                                        h, h.version if h is not None else -1))
+
+    def _predict(self, g: _Group) -> None:
+        """Push the next stop of ``g`` and the next contact or tension with each
+        neighbour."""
+        v = g.speed(self.t)
+        if v != 0.0 and g.accel * v < 0.0:
+            self._push(-v / g.accel, "stop", g, None)
+        for rear in (g.prev, g):
+            if rear is None or rear.next is None:
+                continue
+            front, j = rear.next, rear.i1 - 1
+            gap = max(self._gap(rear), 0.0)
+            vr, vf = rear.speed(self.t), front.speed(self.t)
+            self._push(contact_time(gap, vr, vf, rear.accel, front.accel), "contact",
+                       rear, front)
+            if self.coupled[j]:
+                self._push(contact_time(max(self.slack[j] - gap, 0.0), vf, vr, front.accel,
+                                        rear.accel), "tension", rear, front)
+
+    def _restart(self) -> None:
+        """After the caller may have changed forces or friction: every group's motion
+        afresh, every prediction afresh, and what happens at this instant."""
+        self._heap.clear()
+        chain = self._chain()
+        for g in chain:
+            self._rebase(g)
+            self._motion(g)
+        self._settle(set(chain))
 
     def advance(self, t_end: float, max_events: int = 1_000_000) -> None:
         """Move every car on to simulated time ``t_end``, acting on each event on the way.
         Events are appended to :attr:`log` (couplings, impacts, tension impacts)."""
+        if self._head is None:
+            self.t = max(self.t, t_end)
+            return
+        self._restart()
         for _ in range(max_events):
-            self._settle()
-            if self.t >= t_end:
+            if not self._heap or self._heap[0][0] > t_end:
+                self.t = max(self.t, t_end)
                 return
-            g = self._groups()
-            dt, kind, where = self._next_event(g)
-            dt = min(dt, t_end - self.t)
-            group_of = np.repeat(np.arange(g.start.size), g.stop - g.start)
-            v, a = g.v[group_of], g.accel[group_of]
-            self.x += v * dt + 0.5 * a * dt * dt
-            self.v = v + a * dt
-            self.t = t_end if self.t + dt >= t_end else self.t + dt
-            if kind == "stop" and self.t < t_end:
-                self.v[g.start[where]:g.stop[where]] = 0.0  # exactly: friction takes over
+            t, _, kind, g, gv, h, hv = heapq.heappop(self._heap)
+            if not g.alive or g.version != gv or (
+                    h is not None and (not h.alive or h.version != hv or g.next is not h)):
+                continue  # a later event changed what this was predicted from
+            self.t = t
+            if kind == "stop":
+                self._rebase(g)
+                g.v0 = 0.0  # exactly: friction takes over
+                self._motion(g)
                 self.counts["stop"] += 1
-            elif kind in ("contact", "tension") and self.t < t_end:
-                # put the faces exactly on the surface the root says they reached
-                target = 0.0 if kind == "contact" else self.slack[where]
-                self.x[where + 1:] += target - self.gaps()[where]
+                self._settle({g})
+                continue
+            # put the faces exactly on the surface the root says they reached
+            target = 0.0 if kind == "contact" else self.slack[g.i1 - 1]
+            h.off += target - self._gap(g)
+            self._settle({g, h})
         raise RuntimeError(f"more than {max_events} events before t = {t_end} s")
