@@ -458,3 +458,75 @@ class FreeCars:
             h.off += target - self._gap(g)
             self._settle({g, h})
         raise RuntimeError(f"more than {max_events} events before t = {t_end} s")
+
+
+class CarsOnRoute:
+    """A train's vehicles rolling free on a route's profile, stepped by :class:`FreeCars`.
+
+    Seed 001 holds forces constant between events; on a profile they change as the cars
+    move, so the run is cut into intervals of ``step`` seconds, and at the start of each
+    every car's forces are taken where it stands and at the speed it has: gravity along
+    the grade averaged over its length (as the continuous core takes it), and its
+    running and curve resistance as friction. Masses are the vehicles' effective masses
+    (wheelsets' rotating inertia included); couplings, their slack and coupling speed
+    come from the train, and vehicles listed ``coupled = false`` stand apart.
+
+    :param train: the vehicles, lead first (as in a train file).
+    :param route: the profile they roll on.
+    :param front: where the lead vehicle's front is, m along the route.
+    :param speed: one speed for all, or one per vehicle (lead first), m/s.
+    :param gaps: extra distance per coupling beyond the couplers touching, m.
+    """
+
+    def __init__(self, train, route, front: float, speed=0.0, gaps=None,
+                 restitution: float = 0.0, step: float = 0.25) -> None:
+        self.train, self.route, self.step = train, route, float(step)
+        n = train.count
+        cp = train.couplings
+        lo, hi = cp.free_range()
+        gap = np.zeros(n - 1) if gaps is None else np.asarray(gaps, dtype=float)
+        # lead first along the route; the engine wants the rear car first
+        ends = front - np.concatenate([[0.0], np.cumsum(train.length[:-1] + gap)])
+        centre = (ends - train.half_length)[::-1]
+        equiv = np.bincount(train.axle_vehicle, train.axle_mass_equiv, n)
+        speeds = np.broadcast_to(np.asarray(speed, dtype=float), (n,))[::-1]
+        self._order = np.arange(n)[::-1]  # engine index -> train index
+        self.cars = FreeCars(centre, train.length[::-1], (train.mass + equiv)[::-1], speeds,
+                             0.0, 0.0, coupled=cp.coupled[::-1], slack=(hi - lo)[::-1],
+                             coupling_speed=cp.coupling_speed[::-1], restitution=restitution)
+        self._weight = train.weight[::-1]
+        self._half = train.half_length[::-1]
+        self._c = (train.c0[::-1], train.c1[::-1], train.c2[::-1])
+        #: The time and speed at which the lead vehicle's front first passed each named
+        #: point of the route.
+        self.passages: dict[str, dict[str, float]] = {}
+
+    @property
+    def t(self) -> float:
+        """Simulated time, s."""
+        return self.cars.t
+
+    def front(self) -> float:
+        """Where the lead vehicle's front is, m."""
+        return float(self.cars.x[-1] + self._half[-1])
+
+    def _forces(self) -> None:
+        cars = self.cars
+        grade, curve = self.route.mean_grade_and_curve(cars.x, self._half)
+        cars.force[:] = -self._weight * grade / np.sqrt(1.0 + grade * grade)
+        speed = np.abs(cars.v)
+        c0, c1, c2 = self._c
+        cars.friction[:] = c0 + speed * (c1 + c2 * speed) + curve * self._weight * 1e-3
+
+    def advance(self, t_end: float) -> None:
+        """Roll on to ``t_end``, forces renewed every :attr:`step` seconds."""
+        while self.cars.t < t_end - 1e-12:
+            self._forces()
+            f0, t0, v0 = self.front(), self.cars.t, float(self.cars.v[-1])
+            self.cars.advance(min(self.cars.t + self.step, t_end))
+            f1, v1 = self.front(), float(self.cars.v[-1])
+            for name, p in self.route.points.items():
+                if name not in self.passages and f0 < p <= f1:
+                    w = (p - f0) / (f1 - f0)  # within an interval of a fraction of a second
+                    self.passages[name] = {"time_s": t0 + w * (self.cars.t - t0),
+                                           "speed_mps": v0 + w * (v1 - v0)}
