@@ -62,11 +62,13 @@ def contact_time(gap: float, v_rear: float, v_front: float, a_rear: float,
     acceleration: the least non-negative root of ``gap = b t + a t^2`` with
     ``b = v_rear - v_front`` and ``a = (a_rear - a_front) / 2``; ``inf`` if the gap
     never closes. A gap already closed (``gap <= 0``) gives 0 if the bodies are closing
-    or about to."""
+    or about to; if they are parting but accelerating back, the time they meet again."""
     b = v_rear - v_front
     a = 0.5 * (a_rear - a_front)
     if gap <= 0.0:
-        return 0.0 if b > 0.0 or (b == 0.0 and a > 0.0) else math.inf
+        if b > 0.0 or (b == 0.0 and a > 0.0):
+            return 0.0
+        return -b / a if b < 0.0 and a > 0.0 else math.inf
     if a == 0.0:
         return gap / b if b > 0.0 else math.inf
     disc = b * b + 4.0 * a * gap
@@ -96,12 +98,13 @@ class _Group:
     position plus ``off`` plus the run since ``t0``: ``v0 (t - t0) + a (t - t0)^2 / 2``."""
 
     __slots__ = ("i0", "i1", "mass", "force", "friction", "t0", "off", "v0", "accel",
-                 "share", "version", "prev", "next", "alive")
+                 "share", "wall", "version", "prev", "next", "alive")
 
     def __init__(self, i0: int, i1: int, t0: float, v0: float) -> None:
         self.i0, self.i1, self.t0, self.v0 = i0, i1, t0, v0
         self.off = 0.0
         self.mass = self.force = self.friction = self.accel = self.share = 0.0
+        self.wall = 0.0  # a buffer stop's push on the group (+ forward), N
         self.version = 0
         self.prev: _Group | None = None
         self.next: _Group | None = None
@@ -133,7 +136,12 @@ class FreeCars:
     :param coupling_speed: for each pair, the closing speed up to which it couples on
         contact, m/s (0: it never does).
     :param restitution: the share of the closing speed cars part with after an impact
-        that does not couple (0 to 1).
+        that does not couple (0 to 1); also what a car keeps of its speed, reversed, after
+        hitting a buffer stop.
+    :param buffer_stops: where the buffer stops at the two ends of the route stand, m
+        (the faces the cars meet); no car passes them.
+    :param buffer_stiffness: stiffness of a buffer stop's spring, N/m: it sets the peak
+        force of an impact, ``u sqrt(k M)`` for a group of mass ``M`` at speed ``u``.
 
     :attr:`force` and :attr:`friction` may be changed between calls of :meth:`advance`
     (a brake released, a winch pulling); :attr:`x`, :attr:`v` and :attr:`joined` are
@@ -141,8 +149,9 @@ class FreeCars:
     """
 
     def __init__(self, position, length, mass, velocity, force, friction,
-                 coupled=None, slack=0.0, coupling_speed=0.0, restitution: float = 0.0
-                 ) -> None:
+                 coupled=None, slack=0.0, coupling_speed=0.0, restitution: float = 0.0,
+                 buffer_stops: tuple[float, float] = (-math.inf, math.inf),
+                 buffer_stiffness: float = 2e6) -> None:
         x = np.array(position, dtype=float)
         n = x.size
         self.length = np.broadcast_to(np.asarray(length, dtype=float), (n,)).copy()
@@ -168,6 +177,11 @@ class FreeCars:
             raise ValueError(f"cars {j} and {j + 1} overlap (or are out of order)")
         if (gaps > self.slack + GAP_TOL)[self.coupled].any():
             raise ValueError("a coupled pair stands further apart than its slack")
+        self.buffer_stops = (float(buffer_stops[0]), float(buffer_stops[1]))
+        self.buffer_stiffness = float(buffer_stiffness)
+        if n and (x[0] - half[0] < self.buffer_stops[0] - GAP_TOL
+                  or x[-1] + half[-1] > self.buffer_stops[1] + GAP_TOL):
+            raise ValueError("a car stands beyond a buffer stop")
         self._ref = x  # positions, less each group's offset and run
         self.t = 0.0
         self._groups: list[_Group] = []  # in order; rebuilt only by _chain()
@@ -183,8 +197,8 @@ class FreeCars:
         self._heap: list = []
         self._seq = itertools.count()
         self.log: list[Event] = []
-        #: Events acted on so far, by kind: contact, tension, stop.
-        self.counts = {"contact": 0, "tension": 0, "stop": 0}
+        #: Events acted on so far, by kind: contact, tension, stop, buffer stop.
+        self.counts = {"contact": 0, "tension": 0, "stop": 0, "buffer stop": 0}
 
     # ------------------------------------------------------------------ the state
     def _chain(self) -> list[_Group]:
@@ -242,6 +256,18 @@ class FreeCars:
         front = self._position(g, g.i1 - 1) + 0.5 * self.length[g.i1 - 1]
         return self._position(h, h.i0) - 0.5 * self.length[h.i0] - front
 
+    def _wall_gaps(self, g: _Group) -> tuple[float, float]:
+        """Distance from ``g`` to the buffer stop behind it and to the one ahead of it
+        (``inf`` where another group stands between)."""
+        behind = ahead = math.inf
+        if g.prev is None:
+            behind = (self._position(g, g.i0) - 0.5 * self.length[g.i0]
+                      - self.buffer_stops[0])
+        if g.next is None:
+            ahead = self.buffer_stops[1] - (self._position(g, g.i1 - 1)
+                                            + 0.5 * self.length[g.i1 - 1])
+        return behind, ahead
+
     def _rebase(self, g: _Group) -> None:
         """Make now the group's reference time (its motion may change from here)."""
         g.off += g.run(self.t)
@@ -254,6 +280,16 @@ class FreeCars:
         g.mass = float(self.mass[members].sum())
         g.force = float(self.force[members].sum())
         g.friction = float(self.friction[members].sum())
+        g.wall = 0.0
+        if g.v0 == 0.0 and abs(g.force) > g.friction:
+            behind, ahead = self._wall_gaps(g)
+            if behind <= GAP_TOL and g.force < 0.0 or ahead <= GAP_TOL and g.force > 0.0:
+                # pressed against a buffer stop: friction and the stop hold it
+                g.share = math.copysign(1.0, g.force)
+                g.wall = -(g.force - g.share * g.friction)
+                g.accel = 0.0
+                g.version += 1
+                return
         if g.v0 != 0.0:
             g.share = math.copysign(1.0, g.v0)
         elif abs(g.force) > g.friction:  # it starts off
@@ -306,6 +342,10 @@ class FreeCars:
         members = slice(g.i0, g.i1)
         net = (self.force[members] - self.friction[members] * g.share
                - self.mass[members] * g.accel)
+        if g.wall > 0.0:  # the stop behind pushes the rear car forward
+            net[0] += g.wall
+        elif g.wall < 0.0:  # the stop ahead pushes the front car back
+            net[-1] += g.wall
         return np.cumsum(net)[:-1]
 
     def _split(self, g: _Group) -> _Group | None:
@@ -350,6 +390,19 @@ class FreeCars:
         self._motion(g)
         self._motion(h)
 
+    def _wall_impact(self, g: _Group) -> None:
+        """``g`` meets a buffer stop: it keeps ``restitution`` of its speed, reversed."""
+        self._rebase(g)
+        closing = abs(g.v0)
+        car = g.i0 if g.v0 < 0.0 else g.i1 - 1
+        force = closing * math.sqrt(self.buffer_stiffness * g.mass)
+        self.log.append(Event(self.t, "buffer stop", vehicle=car, value=force,
+                              detail=f"at {closing:.3f} m/s"))
+        self.counts["buffer stop"] += 1
+        e = 0.0 if closing <= REST_SPEED else self.restitution
+        g.v0 = -e * g.v0
+        self._motion(g)
+
     def _settle(self, touched: set[_Group]) -> None:
         """Act on everything that happens at this instant around the ``touched`` groups:
         impacts (a struck chain passes the blow along at once), pairs that touch at one
@@ -360,6 +413,15 @@ class FreeCars:
             pairs = {k for g in touched for k in (g.prev, g) if k is not None
                      and k.next is not None}
             acted = False
+            for g in (k for k in touched if k.prev is None or k.next is None):
+                behind, ahead = self._wall_gaps(g)
+                v = g.speed(self.t)
+                if behind <= GAP_TOL and v < -SPEED_TOL or ahead <= GAP_TOL and v > SPEED_TOL:
+                    self._wall_impact(g)
+                    acted = True
+                    break
+            if acted:
+                continue
             for g in sorted(pairs, key=lambda k: k.i0):
                 if not (g.alive and g.next is not None):
                     continue
@@ -408,6 +470,11 @@ class FreeCars:
         v = g.speed(self.t)
         if v != 0.0 and g.accel * v < 0.0:
             self._push(-v / g.accel, "stop", g, None)
+        behind, ahead = self._wall_gaps(g)
+        if math.isfinite(behind):
+            self._push(contact_time(max(behind, 0.0), 0.0, v, 0.0, g.accel), "wall", g, None)
+        if math.isfinite(ahead):
+            self._push(contact_time(max(ahead, 0.0), v, 0.0, g.accel, 0.0), "wall", g, None)
         for rear in (g.prev, g):
             if rear is None or rear.next is None:
                 continue
@@ -451,6 +518,11 @@ class FreeCars:
                 g.v0 = 0.0  # exactly: friction takes over
                 self._motion(g)
                 self.counts["stop"] += 1
+                self._settle({g})
+                continue
+            if kind == "wall":  # on the stop's face exactly
+                behind, ahead = self._wall_gaps(g)
+                g.off += -behind if abs(behind) <= abs(ahead) else ahead
                 self._settle({g})
                 continue
             # put the faces exactly on the surface the root says they reached

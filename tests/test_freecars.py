@@ -28,6 +28,8 @@ L = 14.0  # over buffers, m
     # the rear car would reverse before contact: 10 = 2 t - 0.5 t^2 has no real root
     (10.0, 2.0, 0.0, -1.0, 0.0, math.inf),
     (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),                 # touching and closing: now
+    # touching and parting, but pulled back together: 0 = t - 0.1 t^2 again at 10 s
+    (0.0, -1.0, 0.0, 0.2, 0.0, 10.0),
 ])
 def test_contact_time_is_the_least_non_negative_root(gap, v_rear, v_front, a_rear, a_front,
                                                      expected):
@@ -218,3 +220,57 @@ def test_a_random_yard_without_friction_keeps_its_momentum_and_no_cars_overlap(s
         assert (gaps[cars.coupled] <= cars.slack[cars.coupled] + 1e-6).all()
     assert cars.momentum() == pytest.approx(p0, rel=1e-9, abs=1e-6 * M)
     assert cars.counts["contact"] > 50
+
+
+def test_a_car_running_into_a_buffer_stop_rebounds_and_the_peak_force_is_recorded():
+    # 1.2 m/s into the stop 20 m ahead of its front, restitution 0.3, a 2 MN/m buffer
+    cars = FreeCars([0.0], L, M, [1.2], 0.0, 0.0, restitution=0.3,
+                    buffer_stops=(-1000.0, 27.0), buffer_stiffness=2e6)
+    cars.advance(30.0)
+    hit = [e for e in cars.log if e.kind == "buffer stop"]
+    assert len(hit) == 1 and hit[0].t == pytest.approx(20.0 / 1.2, rel=1e-12)
+    assert hit[0].value == pytest.approx(1.2 * math.sqrt(2e6 * M), rel=1e-12)
+    assert cars.v[0] == pytest.approx(-0.36, rel=1e-12)
+    assert cars.x[0] == pytest.approx(20.0 - 0.36 * (30.0 - 20.0 / 1.2), rel=1e-12)
+
+
+def test_cars_rolling_down_onto_a_buffer_stop_come_to_rest_against_it():
+    # four cars on a grade (3 kN each towards the stop) against 1 kN of friction each:
+    # they bunch up against the stop and stay, no car passing it, none overlapping
+    x = np.array([0.0, 20.0, 45.0, 61.0])
+    cars = FreeCars(x, L, M, 0.0, -3000.0, 1000.0, restitution=0.2,
+                    buffer_stops=(-30.0, 1000.0))
+    cars.advance(600.0)
+    assert np.all(cars.v == 0.0)
+    assert cars.x[0] - L / 2 == pytest.approx(-30.0, abs=1e-9)
+    np.testing.assert_allclose(cars.gaps(), 0.0, atol=1e-9)
+    assert cars.counts["buffer stop"] >= 1
+    cars.force[:] = 3000.0  # the grade reversed (a winch): they leave the stop together
+    cars.advance(610.0)
+    assert np.all(cars.v > 0.0)
+
+
+def test_a_car_beyond_a_buffer_stop_is_refused():
+    with pytest.raises(ValueError, match="beyond a buffer stop"):
+        FreeCars([0.0], L, M, 0.0, 0.0, 0.0, buffer_stops=(-1.0, 100.0))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_random_yard_on_grades_between_buffer_stops_keeps_every_car_in_its_place(seed):
+    # 100 cars on random grades and friction, bouncing, coupling, stopping and reversing
+    # between two buffer stops for 5 minutes: no car overlaps another or passes a stop,
+    # and no coupled pair stands beyond its slack (a missed event would show as one)
+    rng = np.random.default_rng(seed)
+    n = 100
+    x = np.cumsum(L + rng.uniform(0.0, 20.0, n))
+    stops = (x[0] - L / 2 - rng.uniform(0, 10), x[-1] + L / 2 + rng.uniform(0, 10))
+    cars = FreeCars(x, L, rng.uniform(0.5, 1.5, n) * M, rng.uniform(-2.0, 2.0, n),
+                    rng.uniform(-2000.0, 2000.0, n), rng.uniform(0.0, 1500.0, n), slack=0.05,
+                    coupling_speed=1.0, restitution=rng.uniform(0.0, 1.0), buffer_stops=stops)
+    for t in (30.0, 60.0, 120.0, 300.0):
+        cars.advance(t)
+        gaps, x = cars.gaps(), cars.x
+        assert gaps.min() >= -1e-6
+        assert (gaps[cars.coupled] <= cars.slack[cars.coupled] + 1e-6).all()
+        assert x[0] - L / 2 >= stops[0] - 1e-6 and x[-1] + L / 2 <= stops[1] + 1e-6
+    assert cars.counts["contact"] > 50 and cars.counts["stop"] > 10
