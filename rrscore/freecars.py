@@ -45,6 +45,8 @@ import math
 
 import numpy as np
 
+from . import resistance
+from .bodies import rigid_coupler_forces
 from .events import Event
 
 #: Two faces closer than this are touching, m.
@@ -184,16 +186,17 @@ class FreeCars:
             raise ValueError("a car stands beyond a buffer stop")
         self._ref = x  # positions, less each group's offset and run
         self.t = 0.0
-        self._groups: list[_Group] = []  # in order; rebuilt only by _chain()
+        # every car a group of its own to begin with, linked in order from the rear one
+        self._head: _Group | None = None
         prev = None
         for i in range(n):
             g = _Group(i, i + 1, 0.0, float(v[i]))
             g.prev = prev
-            if prev is not None:
+            if prev is None:
+                self._head = g
+            else:
                 prev.next = g
-            self._groups.append(g)
             prev = g
-        self._head = self._groups[0] if n else None
         self._heap: list = []
         self._seq = itertools.count()
         self.log: list[Event] = []
@@ -338,15 +341,15 @@ class FreeCars:
 
     def _joint_forces(self, g: _Group) -> np.ndarray:
         """For each pair inside ``g``, the force its rear part pushes its front part with
-        (compression +)."""
+        (compression +): a rigid train's coupler forces, summed from the rear car here
+        (from the lead there, where the same sum is tension)."""
         members = slice(g.i0, g.i1)
-        net = (self.force[members] - self.friction[members] * g.share
-               - self.mass[members] * g.accel)
+        net = self.force[members] - self.friction[members] * g.share
         if g.wall > 0.0:  # the stop behind pushes the rear car forward
             net[0] += g.wall
         elif g.wall < 0.0:  # the stop ahead pushes the front car back
             net[-1] += g.wall
-        return np.cumsum(net)[:-1]
+        return rigid_coupler_forces(net, self.mass[members], g.accel)
 
     def _split(self, g: _Group) -> _Group | None:
         """Open the worst joint of ``g`` that would have to pull (an uncoupled contact) or
@@ -468,8 +471,8 @@ class FreeCars:
         """Push the next stop of ``g`` and the next contact or tension with each
         neighbour."""
         v = g.speed(self.t)
-        if v != 0.0 and g.accel * v < 0.0:
-            self._push(-v / g.accel, "stop", g, None)
+        if v != 0.0:
+            self._push(stop_time(v, g.force / g.mass, g.friction / g.mass), "stop", g, None)
         behind, ahead = self._wall_gaps(g)
         if math.isfinite(behind):
             self._push(contact_time(max(behind, 0.0), 0.0, v, 0.0, g.accel), "wall", g, None)
@@ -539,9 +542,10 @@ class CarsOnRoute:
     move, so the run is cut into intervals of ``step`` seconds, and at the start of each
     every car's forces are taken where it stands and at the speed it has: gravity along
     the grade averaged over its length (as the continuous core takes it), and its
-    running and curve resistance as friction. Masses are the vehicles' effective masses
-    (wheelsets' rotating inertia included); couplings, their slack and coupling speed
-    come from the train, and vehicles listed ``coupled = false`` stand apart.
+    running, starting and curve resistance as friction (no air drag or tunnels). Masses
+    are the vehicles' effective masses (wheelsets' rotating inertia included);
+    couplings, their slack and coupling speed come from the train, and vehicles listed
+    ``coupled = false`` stand apart.
 
     :param train: the vehicles, lead first (as in a train file).
     :param route: the profile they roll on.
@@ -562,13 +566,13 @@ class CarsOnRoute:
         centre = (ends - train.half_length)[::-1]
         equiv = np.bincount(train.axle_vehicle, train.axle_mass_equiv, n)
         speeds = np.broadcast_to(np.asarray(speed, dtype=float), (n,))[::-1]
-        self._order = np.arange(n)[::-1]  # engine index -> train index
         self.cars = FreeCars(centre, train.length[::-1], (train.mass + equiv)[::-1], speeds,
                              0.0, 0.0, coupled=cp.coupled[::-1], slack=(hi - lo)[::-1],
                              coupling_speed=cp.coupling_speed[::-1], restitution=restitution)
         self._weight = train.weight[::-1]
         self._half = train.half_length[::-1]
         self._c = (train.c0[::-1], train.c1[::-1], train.c2[::-1])
+        self._start = (train.start0[::-1], train.start_speed[::-1])
         #: The time and speed at which the lead vehicle's front first passed each named
         #: point of the route.
         self.passages: dict[str, dict[str, float]] = {}
@@ -583,12 +587,14 @@ class CarsOnRoute:
         return float(self.cars.x[-1] + self._half[-1])
 
     def _forces(self) -> None:
+        """Each car's forces where it stands, as the continuous core's bodies take them."""
         cars = self.cars
         grade, curve = self.route.mean_grade_and_curve(cars.x, self._half)
-        cars.force[:] = -self._weight * grade / np.sqrt(1.0 + grade * grade)
+        cars.force[:] = resistance.gravity_force(self._weight, grade)
         speed = np.abs(cars.v)
-        c0, c1, c2 = self._c
-        cars.friction[:] = c0 + speed * (c1 + c2 * speed) + curve * self._weight * 1e-3
+        cars.friction[:] = (resistance.quadratic_force(speed, *self._c)
+                            + resistance.starting_force(speed, *self._start)
+                            + curve * self._weight * 1e-3)
 
     def advance(self, t_end: float) -> None:
         """Roll on to ``t_end``, forces renewed every :attr:`step` seconds."""
