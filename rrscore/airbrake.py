@@ -493,9 +493,8 @@ class AirBrake(Component):
         rate changed (the train's solver then restarts). A failure leaves the brake where
         it was and its reason in :attr:`message`."""
         self.t0, self.y0 = t, self.y.copy()
-        held = self.mr_index >= 0
         source = self.supply.copy()
-        source[held] = y[self.mr_index[held]]
+        source[self._mr_held] = y[self._mr_states]
         b = self.y.copy()
         drawn = b[self.sd].copy()
         reached, self.h, ok = _integrate(
