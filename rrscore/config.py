@@ -15,7 +15,7 @@ import difflib
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,16 @@ def resolve_path(base: Path, value: str, ctx: Context) -> Path:
     return (base / value).resolve()
 
 
+def resolve_plugin_dirs(cfg: dict[str, Any], ctx: Context,
+                        extra: Iterable[str | Path] = ()) -> tuple[str, ...]:
+    """Resolve a checked table's ``plugin_dirs`` from its file's folder (in place), and
+    return them followed by ``extra`` (from the command line), each once."""
+    dirs = [str(resolve_path(ctx.base_dir, d, ctx.child("plugin_dirs").child(i)))
+            for i, d in enumerate(cfg["plugin_dirs"])]
+    cfg["plugin_dirs"] = dirs
+    return tuple(dict.fromkeys([*dirs, *(str(Path(d).resolve()) for d in extra)]))
+
+
 def load_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
     """Read a TOML file; a missing file or a syntax error is a :class:`ConfigError`."""
     p = Path(path)
@@ -182,6 +192,20 @@ def load_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
                           f"(byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
     except OSError as exc:
         raise ConfigError(str(path), None, f"cannot be read: {exc.strerror}") from None
+
+
+def load_top_table(path: str | Path, key: str) -> tuple[dict[str, Any], Context]:
+    """Read a file that holds exactly one top-level table ``[key]``; return the table and
+    its context (relative paths inside it resolve from the file's folder)."""
+    p = Path(path)
+    data = load_toml(p, "scenario")
+    ctx = Context(str(path), "", p.resolve().parent)
+    for k in data:
+        if k != key:
+            raise ctx.child(k).error(f"unknown key (allowed here: {key})")
+    if not isinstance(data.get(key), dict):
+        raise ctx.child(key).error(f"missing table [{key}]")
+    return data[key], ctx.child(key)
 
 
 def _found(value: Any) -> str:
@@ -227,7 +251,8 @@ def check_value(value: Any, param: Param, ctx: Context) -> Any:
     elif param.kind is list:
         if not isinstance(value, list):
             raise ctx.error(f"found {_found(value)}, expected {expected}")
-        item = Param(kind=param.item or str)
+        # a list of lists is a list of lists of numbers (points [[x, y], ...])
+        item = Param(kind=param.item or str, item=float if param.item is list else None)
         out = [check_value(v, item, ctx.child(i)) for i, v in enumerate(value)]
     else:  # pragma: no cover - schema author error
         raise TypeError(f"unsupported kind {param.kind}")
