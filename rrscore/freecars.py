@@ -142,8 +142,14 @@ class FreeCars:
         hitting a buffer stop.
     :param buffer_stops: where the buffer stops at the two ends of the route stand, m
         (the faces the cars meet); no car passes them.
-    :param buffer_stiffness: stiffness of a buffer stop's spring, N/m: it sets the peak
-        force of an impact, ``u sqrt(k M)`` for a group of mass ``M`` at speed ``u``.
+    :param buffer_stiffness: stiffness of a buffer stop's spring, N/m (one for both, or
+        ``(rear, front)``): it sets the peak force of an impact, ``u sqrt(k M)`` for a
+        group of mass ``M`` at speed ``u``.
+    :param open_ends: for the rear and the front end of the route, whether it is open
+        rather than a buffer stop: a car reaching it is not stopped; :meth:`advance`
+        returns there instead, with :attr:`reached` naming the end, for the caller to
+        decide what happens (a network: the car runs through a switch set against it).
+    :param t: simulated time of the state given, s.
 
     :attr:`force` and :attr:`friction` may be changed between calls of :meth:`advance`
     (a brake released, a winch pulling); :attr:`x`, :attr:`v` and :attr:`joined` are
@@ -153,7 +159,8 @@ class FreeCars:
     def __init__(self, position, length, mass, velocity, force, friction,
                  coupled=None, slack=0.0, coupling_speed=0.0, restitution: float = 0.0,
                  buffer_stops: tuple[float, float] = (-math.inf, math.inf),
-                 buffer_stiffness: float = 2e6) -> None:
+                 buffer_stiffness: float = 2e6,
+                 open_ends: tuple[bool, bool] = (False, False), t: float = 0.0) -> None:
         x = np.array(position, dtype=float)
         n = x.size
         self.length = np.broadcast_to(np.asarray(length, dtype=float), (n,)).copy()
@@ -180,17 +187,24 @@ class FreeCars:
         if (gaps > self.slack + GAP_TOL)[self.coupled].any():
             raise ValueError("a coupled pair stands further apart than its slack")
         self.buffer_stops = (float(buffer_stops[0]), float(buffer_stops[1]))
-        self.buffer_stiffness = float(buffer_stiffness)
+        # one stiffness for both stops, or (rear, front)
+        self.buffer_stiffness = tuple(float(k) for k in np.broadcast_to(
+            np.asarray(buffer_stiffness, dtype=float), (2,)))
+        self.open_ends = (bool(open_ends[0]), bool(open_ends[1]))
+        #: The open end ("rear" or "front") a car reached, ending the last
+        #: :meth:`advance` early; None if it ran to its end time.
+        self.reached: str | None = None
         if n and (x[0] - half[0] < self.buffer_stops[0] - GAP_TOL
                   or x[-1] + half[-1] > self.buffer_stops[1] + GAP_TOL):
             raise ValueError("a car stands beyond a buffer stop")
         self._ref = x  # positions, less each group's offset and run
-        self.t = 0.0
+        self._x = self._v = None  # x and v at t, once asked for
+        self.t = float(t)
         # every car a group of its own to begin with, linked in order from the rear one
         self._head: _Group | None = None
         prev = None
         for i in range(n):
-            g = _Group(i, i + 1, 0.0, float(v[i]))
+            g = _Group(i, i + 1, self.t, float(v[i]))
             g.prev = prev
             if prev is None:
                 self._head = g
@@ -213,19 +227,25 @@ class FreeCars:
 
     @property
     def x(self) -> np.ndarray:
-        """Each car's centre at :attr:`t`, m."""
-        x = self._ref.copy()
-        for g in self._chain():
-            x[g.i0:g.i1] += g.off + g.run(self.t)
-        return x
+        """Each car's centre at :attr:`t`, m (read-only; kept until the next advance)."""
+        if self._x is None:
+            x = self._ref.copy()
+            for g in self._chain():
+                x[g.i0:g.i1] += g.off + g.run(self.t)
+            x.flags.writeable = False
+            self._x = x
+        return self._x
 
     @property
     def v(self) -> np.ndarray:
-        """Each car's speed at :attr:`t`, m/s."""
-        v = np.empty(self._ref.size)
-        for g in self._chain():
-            v[g.i0:g.i1] = g.speed(self.t)
-        return v
+        """Each car's speed at :attr:`t`, m/s (read-only; kept until the next advance)."""
+        if self._v is None:
+            v = np.empty(self._ref.size)
+            for g in self._chain():
+                v[g.i0:g.i1] = g.speed(self.t)
+            v.flags.writeable = False
+            self._v = v
+        return self._v
 
     @property
     def joined(self) -> np.ndarray:
@@ -250,6 +270,15 @@ class FreeCars:
         return float(0.5 * self.mass @ (v * v))
 
     # ------------------------------------------------------------------ one group
+    def group_span(self, i: int) -> tuple[int, int]:
+        """The cars ``(i0, i1)`` (``i0 .. i1 - 1``) moving as one with car ``i`` now."""
+        g = self._head
+        while g is not None and g.i1 <= i:
+            g = g.next
+        if g is None:
+            raise IndexError(f"no car {i}")
+        return g.i0, g.i1
+
     def _position(self, g: _Group, i: int) -> float:
         return self._ref[i] + g.off + g.run(self.t)
 
@@ -286,6 +315,8 @@ class FreeCars:
         g.wall = 0.0
         if g.v0 == 0.0 and abs(g.force) > g.friction:
             behind, ahead = self._wall_gaps(g)
+            behind = math.inf if self.open_ends[0] else behind
+            ahead = math.inf if self.open_ends[1] else ahead
             if behind <= GAP_TOL and g.force < 0.0 or ahead <= GAP_TOL and g.force > 0.0:
                 # pressed against a buffer stop: friction and the stop hold it
                 g.share = math.copysign(1.0, g.force)
@@ -398,7 +429,7 @@ class FreeCars:
         self._rebase(g)
         closing = abs(g.v0)
         car = g.i0 if g.v0 < 0.0 else g.i1 - 1
-        force = closing * math.sqrt(self.buffer_stiffness * g.mass)
+        force = closing * math.sqrt(self.buffer_stiffness[0 if g.v0 < 0.0 else 1] * g.mass)
         self.log.append(Event(self.t, "buffer stop", vehicle=car, value=force,
                               detail=f"at {closing:.3f} m/s"))
         self.counts["buffer stop"] += 1
@@ -418,6 +449,8 @@ class FreeCars:
             acted = False
             for g in (k for k in touched if k.prev is None or k.next is None):
                 behind, ahead = self._wall_gaps(g)
+                behind = math.inf if self.open_ends[0] else behind
+                ahead = math.inf if self.open_ends[1] else ahead
                 v = g.speed(self.t)
                 if behind <= GAP_TOL and v < -SPEED_TOL or ahead <= GAP_TOL and v > SPEED_TOL:
                     self._wall_impact(g)
@@ -500,13 +533,34 @@ class FreeCars:
             self._motion(g)
         self._settle(set(chain))
 
+    def _at_open_end(self) -> bool:
+        """Whether a group stands on an open end and moves (or starts to move) out over
+        it; then :attr:`reached` names the end."""
+        for end, g in ((0, self._head), (1, self._chain()[-1])):
+            if not self.open_ends[end]:
+                continue
+            gap = self._wall_gaps(g)[end]
+            v, a = g.speed(self.t), g.accel
+            outward = v > SPEED_TOL or v >= -SPEED_TOL and a > 0.0
+            if end == 0:
+                outward = v < -SPEED_TOL or v <= SPEED_TOL and a < 0.0
+            if gap <= GAP_TOL and outward:
+                self.reached = ("rear", "front")[end]
+                return True
+        return False
+
     def advance(self, t_end: float, max_events: int = 1_000_000) -> None:
         """Move every car on to simulated time ``t_end``, acting on each event on the way.
-        Events are appended to :attr:`log` (couplings, impacts, tension impacts)."""
+        Events are appended to :attr:`log` (couplings, impacts, tension impacts). A car
+        reaching an open end stops the advance there (see :attr:`reached`)."""
+        self.reached = None
+        self._x = self._v = None
         if self._head is None:
             self.t = max(self.t, t_end)
             return
         self._restart()
+        if self._at_open_end():
+            return
         for _ in range(max_events):
             if not self._heap or self._heap[0][0] > t_end:
                 self.t = max(self.t, t_end)
@@ -525,7 +579,11 @@ class FreeCars:
                 continue
             if kind == "wall":  # on the stop's face exactly
                 behind, ahead = self._wall_gaps(g)
-                g.off += -behind if abs(behind) <= abs(ahead) else ahead
+                rear = abs(behind) <= abs(ahead)
+                g.off += -behind if rear else ahead
+                if self.open_ends[0 if rear else 1]:
+                    self.reached = "rear" if rear else "front"
+                    return
                 self._settle({g})
                 continue
             # put the faces exactly on the surface the root says they reached
