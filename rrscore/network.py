@@ -594,6 +594,8 @@ class Network:
         through a grid of cells holding points every metre along each track, so the work
         grows with the network's length, not with its square (one point a metre, fewer
         on networks longer than 200 km, with the margin widened to match)."""
+        if len(self.tracks) < 2:
+            return []
         total = sum(t.length for t in self.tracks)
         spacing = max(1.0, total / 2e5)  # a point a metre, up to 200,000 of them
         # sampled points overstate a distance by at most half a spacing; the margin covers
@@ -608,13 +610,18 @@ class Network:
         xy, owner_a, off_a = np.concatenate(pts), np.concatenate(owner), np.concatenate(offs)
         cell = np.floor(xy / reach).astype(np.int64)
         cells: dict[tuple[int, int], list[int]] = {}
-        for i, (cx, cy) in enumerate(cell):
-            cells.setdefault((int(cx), int(cy)), []).append(i)
+        tracks_in: dict[tuple[int, int], set[int]] = {}
+        for i, (cx, cy) in enumerate(cell.tolist()):
+            cells.setdefault((cx, cy), []).append(i)
+            tracks_in.setdefault((cx, cy), set()).add(int(owner_a[i]))
         joined = self.directly_joined()
         spans: dict[tuple[int, int], list[float]] = {}
+        around = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
         for (cx, cy), here in cells.items():
-            near = [j for dx in (-1, 0, 1) for dy in (-1, 0, 1)
-                    for j in cells.get((cx + dx, cy + dy), ())]
+            keys = [(cx + dx, cy + dy) for dx, dy in around if (cx + dx, cy + dy) in cells]
+            if len(set().union(*(tracks_in[k] for k in keys))) < 2:
+                continue  # one track alone around here: nothing to meet
+            near = [j for k in keys for j in cells[k]]
             a = np.array(here)
             b = np.array(near)
             d = np.hypot(*(xy[a][:, None, :] - xy[b][None, :, :]).transpose(2, 0, 1))
