@@ -20,6 +20,13 @@ The public API, in a few lines::
                                      "stop.max_time": [60, 120]})
     table = sweep.run(out="out/sweep", workers=2)    # one summary row per case
 
+Yards (:mod:`rrscore.yard`): cuts of cars on a track network with switches, run by
+the free-car engine of :mod:`rrscore.freecars`; ``dynamics = "events"`` runs a plain
+scenario with that engine too::
+
+    result = rrscore.drive("configs/yards/hump_20_cuts.toml", out="out/hump")
+    print(result.summary["cut_reports"][0]["coupling_speed_mps"])
+
 A :class:`Scenario` is an immutable description (it pickles, and runs the same
 any number of times); a :class:`Run` owns every piece of changing state.
 

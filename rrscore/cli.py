@@ -15,9 +15,12 @@ from collections.abc import Sequence
 
 from .config import describe_schema
 from .errors import ConfigError, Interrupted, RrsError, interruption_behind
+from .eventscenario import yard_from_scenario
 from .pluginmanager import load_registry
 from .scenario import load_scenario, validate_file
 from .simulation import Drive, cost_warnings
+from .yard import YardScenario, is_yard_file, load_yard
+from .yarddrive import drive_yard
 
 
 class ProgressBar:
@@ -48,8 +51,15 @@ class ProgressBar:
 
 
 def _drive(args: argparse.Namespace) -> int:
+    if is_yard_file(args.scenario):
+        return _drive_yard(args)
     scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
     scenario = _overrides(scenario, args)
+    if scenario.config["dynamics"] == "events":  # the free-car engine, as a yard of one track
+        if args.solver is not None:
+            raise ConfigError("--solver", None, "found a solver for a scenario with dynamics "
+                              "'events', expected none: the free-car engine has no solver")
+        return _run_yard(yard_from_scenario(scenario), args)
     for warning in cost_warnings(scenario):
         print(f"rrs: warning: {warning}", file=sys.stderr)
     bar = ProgressBar()
@@ -67,6 +77,39 @@ def _drive(args: argparse.Namespace) -> int:
     if "error" in s:  # the solver failed or the drive made no progress
         print(f"rrs: error: drive ended ({s['stop_reason']}): {s['error']}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _drive_yard(args: argparse.Namespace) -> int:
+    """``rrs drive`` of a yard scenario (a ``[yard]`` table: cuts on a track network)."""
+    if args.solver is not None or args.set:
+        raise ConfigError("--solver/--set", None, "found an option for train scenarios, "
+                          "expected only --max-time and --wall-limit for a yard scenario")
+    scenario = load_yard(args.scenario, plugin_dirs=args.plugins)
+    if args.max_time is not None:
+        scenario = scenario.with_values({"stop.max_time": _value(args.max_time)})
+    return _run_yard(scenario, args)
+
+
+def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
+    """Drive a yard scenario to ``args.out`` and print what happened."""
+    bar = ProgressBar()
+    try:
+        result = drive_yard(scenario, args.out, progress=bar, wall_limit=args.wall_limit)
+    finally:
+        bar.close()
+    s = result.summary
+    cuts = s["cut_reports"]
+    placed = sum(1 for c in cuts if c["on_destination"])
+    aimed = sum(1 for c in cuts if c["destination"])
+    print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s simulated, "
+          f"{s['cars']} cars in {s['cuts']} cuts"
+          + (f", {placed} of {aimed} cuts on their destination" if aimed else "")
+          + ", events: " + (", ".join(f"{n} {k}" for k, n in s["events"].items()) or "none")
+          + f"; {s['wall_time_s']:.2f} s wall ({s['real_time_factor']:.0f}x real time)")
+    files = sorted(p.name for p in result.out_dir.iterdir()
+                   if p.is_file() and not p.name.startswith("."))
+    print(f"outputs in {args.out}/: {', '.join(files)}")
     return 0
 
 

@@ -30,7 +30,7 @@ from .autodriver import AutoDriver
 from .brakereport import BrakeApplications
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
-from .errors import PluginError, RrsError, plugin_call, plugin_failure
+from .errors import ConfigError, PluginError, RrsError, plugin_call, plugin_failure
 from .events import Event
 from .integrator import Integrator, Segment
 from .plugincheck import step_problems
@@ -66,10 +66,16 @@ class Run:
 
     def __init__(self, scenario: Scenario, on_sample: Sampler | None = None,
                  on_event: Listener | None = None) -> None:
+        cfg = scenario.config
+        if cfg["dynamics"] == "events":
+            raise ConfigError(scenario.file, "scenario.dynamics",
+                              "found 'events', expected 'multibody' or 'rigid' for a Run (it "
+                              "steps the continuous core); an event-driven scenario runs with "
+                              "rrs drive or rrscore.drive, or step "
+                              "YardRun(yard_from_scenario(scenario)) yourself")
         self.scenario = scenario
         self.on_sample = on_sample
         self.on_event = on_event
-        cfg = scenario.config
         self.train = tr = scenario.build_train()
         sol, env = cfg["solver"], cfg["environment"]
         self.dyn = dyn = TrainDynamics(tr, scenario.route, env["wind"], env["air_density"],

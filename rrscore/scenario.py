@@ -21,7 +21,8 @@ from .config import (
     freeze,
     include,
     load_toml,
-    resolve_path,
+    load_top_table,
+    resolve_plugin_dirs,
     strip_private,
     thaw,
     validate,
@@ -45,11 +46,14 @@ SCENARIO_SCHEMA = {
                      file_key="route"),
     "plugin_dirs": Param(kind=list, item=str, default=[],
                          doc="plugin directories, relative to this file"),
-    "dynamics": Param(kind=str, default="multibody", choices=("multibody", "rigid"),
+    "dynamics": Param(kind=str, default="multibody", choices=("multibody", "rigid", "events"),
                       doc="how the train moves: 'multibody' (every vehicle a body, joined by "
-                          "its couplers) or 'rigid' (the train as one body with the forces "
+                          "its couplers), 'rigid' (the train as one body with the forces "
                           "summed where each vehicle stands, as point-mass simulators do: "
-                          "no slack or coupler dynamics, steps of about a second)"),
+                          "no slack or coupler dynamics, steps of about a second) or "
+                          "'events' (vehicles rolling free, no traction or brakes, run from "
+                          "event to event by the free-car engine: see "
+                          "rrscore/eventscenario.py)"),
     "start": Section({
         "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
                           "the route", min=-MAX_LENGTH, max=MAX_LENGTH),
@@ -232,10 +236,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                         plugin_dirs: list[str | Path] = ()) -> Scenario:
     """Check a ``[scenario]`` table and build its train and route."""
     cfg = validate(data, SCENARIO_SCHEMA, ctx)
-    dirs = [str(resolve_path(ctx.base_dir, d, ctx.child("plugin_dirs").child(i)))
-            for i, d in enumerate(cfg["plugin_dirs"])]
-    cfg["plugin_dirs"] = dirs
-    all_dirs = tuple(dict.fromkeys([*dirs, *(str(Path(d).resolve()) for d in plugin_dirs)]))
+    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs)
     if registry is None:
         registry = load_registry(all_dirs)
     solver = cfg["solver"]["method"]
@@ -302,25 +303,23 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                 f"found 'rigid', but coupling {j} of the train is not coupled; expected "
                 "'multibody' for a train whose vehicles stand apart")
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
-    return Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
-                    all_dirs, registry)
+    scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
+                        all_dirs, registry)
+    if cfg["dynamics"] == "events":  # checked now: the free-car engine refuses what it lacks
+        from .eventscenario import yard_from_scenario
+
+        yard_from_scenario(scenario)
+    return scenario
 
 
 def load_scenario(path: str | Path, registry: Registry | None = None,
                   plugin_dirs: list[str | Path] = ()) -> Scenario:
     """Load and check a scenario file (``[scenario]`` table), its train, vehicles and route."""
-    p = Path(path)
-    data = load_toml(p, "scenario")
-    ctx = Context(str(path), "", p.resolve().parent)
-    for key in data:
-        if key != "scenario":
-            raise ctx.child(key).error("unknown key (allowed here: scenario)")
-    if not isinstance(data.get("scenario"), dict):
-        raise ctx.child("scenario").error("missing table [scenario]")
-    return scenario_from_table(data["scenario"], ctx.child("scenario"), registry, plugin_dirs)
+    table, ctx = load_top_table(path, "scenario")
+    return scenario_from_table(table, ctx, registry, plugin_dirs)
 
 
-KINDS = ("scenario", "train", "route", "vehicle")
+KINDS = ("scenario", "yard", "network", "train", "route", "vehicle")
 
 
 def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
@@ -338,6 +337,18 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
         sc = load_scenario(p, plugin_dirs=plugin_dirs)
         return (f"scenario {sc.config['name']!r}: {sc.train.count} vehicles, "
                 f"{sc.train.total_mass / 1000:.0f} t, route {sc.route.length:.0f} m")
+    if kind == "yard":
+        from .yard import load_yard
+
+        yard = load_yard(p, plugin_dirs=plugin_dirs)
+        return (f"yard scenario {yard.config['name']!r}: {yard.cars.length.size} cars in "
+                f"{len(yard.cut_names)} cuts on network {yard.network.name!r}")
+    if kind == "network":
+        from .network import load_network
+
+        net = load_network(p)
+        return (f"network {net.name!r}: {len(net.tracks)} tracks, {len(net.switches)} "
+                f"switches, {sum(t.length for t in net.tracks):.0f} m of track")
     registry = load_registry(plugin_dirs)
     if kind == "route":
         route = Route.from_config(include(full, Include(ROUTE_SCHEMA, what="route",

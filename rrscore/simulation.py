@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from .events import Event
 from .recorder import Recorder
 from .run import Run
 from .scenario import Scenario, load_scenario
+
+if TYPE_CHECKING:
+    from .yarddrive import YardResult
 
 Progress = Callable[[float, float, float], None]
 """Called as ``progress(fraction_done, t, lead_speed)`` as the drive goes on."""
@@ -253,12 +256,27 @@ def release_output_dir(out: Path, fh) -> None:
 
 
 def drive(scenario: Scenario | str | Path, out: str | Path | None = None,
-          progress: Progress | None = None) -> DriveResult:
-    """Run a scenario (a :class:`Scenario` or the path of a scenario file).
+          progress: Progress | None = None) -> DriveResult | YardResult:
+    """Run a scenario (a :class:`Scenario` or the path of a scenario or yard file).
 
     With ``out``, writes ``timeseries.csv``, ``summary.json``, ``speed.png`` and
     ``scenario.resolved.toml`` there. Returns the summary and the sampled series.
+
+    A yard file (``[yard]``, :mod:`rrscore.yard`), and a scenario with ``dynamics =
+    "events"`` (run as a yard of one track, :mod:`rrscore.eventscenario`), run with the
+    free-car engine: the outputs and the result (:class:`~rrscore.yarddrive.YardResult`)
+    are a yard drive's.
     """
+    from .yarddrive import drive_yard
+
     if not isinstance(scenario, Scenario):
+        from .yard import is_yard_file, load_yard
+
+        if is_yard_file(scenario):
+            return drive_yard(load_yard(scenario), out, progress)
         scenario = load_scenario(scenario)
+    if scenario.config["dynamics"] == "events":
+        from .eventscenario import yard_from_scenario
+
+        return drive_yard(yard_from_scenario(scenario), out, progress)
     return Drive(scenario).run(out, progress)

@@ -189,12 +189,16 @@ class Sweep:
                 raise self._error(key, "found no values, expected at least one to sweep")
             for value in values:
                 try:
-                    self.scenario.with_values({key: value})
+                    case = self.scenario.with_values({key: value})
                 except KeyError:
                     raise self._error(key, "no such key in the scenario (give key paths of "
                                       "the [scenario] table, as in scenario.resolved.toml, "
                                       "e.g. stop.max_time or train.vehicles[1].count)"
                                       ) from None
+                if case.config["dynamics"] == "events":
+                    raise self._error("dynamics", "found 'events', expected 'multibody' or "
+                                      "'rigid': a sweep tabulates the continuous core's "
+                                      "summaries")
         counts = {k: len(v) for k, v in self.params.items()}
         if self.mode == "zip" and len(set(counts.values())) > 1:
             raise self._error(None, "zip sweep: found different numbers of values ("

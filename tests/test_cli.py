@@ -34,7 +34,7 @@ def rrs(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
 
 def test_shipped_configs_exist() -> None:
     kinds = {p.parent.name for p in SHIPPED_CONFIGS}
-    assert kinds == {"routes", "scenarios", "trains", "vehicles"}
+    assert kinds == {"networks", "routes", "scenarios", "trains", "vehicles", "yards"}
 
 
 @pytest.mark.parametrize("path", SHIPPED_CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
@@ -224,3 +224,33 @@ def test_drive_writes_resolved_scenario_that_reproduces_the_drive(short_drive,
     assert second["distance_m"] == pytest.approx(first["distance_m"], rel=1e-9, abs=0.0)
     assert second["steps"] == first["steps"]
     assert (tmp_path / "again" / "scenario.resolved.toml").read_text() == resolved.read_text()
+
+
+# ----------------------------------------------------------------- yards, free cars
+
+
+def test_drive_runs_a_yard_file_and_lists_its_outputs(tmp_path: Path) -> None:
+    proc = rrs("drive", CONFIGS / "yards" / "buffer_stop.toml", "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "events: " in proc.stdout and "buffer stop" in proc.stdout
+    assert f"outputs in {tmp_path}/: events.csv, plan.png, positions.csv, summary.json, " \
+           "yard.resolved.toml" in proc.stdout
+    assert (tmp_path / "plan.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_drive_runs_a_scenario_with_the_free_car_engine_when_dynamics_is_events(
+        tmp_path: Path) -> None:
+    proc = rrs("drive", CONFIGS / "scenarios" / "impact_1ms.toml", "--set",
+               "dynamics=events", "--out", tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 cars in 2 cuts, events: 1 coupled" in proc.stdout
+    rows = list(csv.DictReader((tmp_path / "events.csv").open()))
+    assert [(r["kind"], r["cut"], r["other_cut"]) for r in rows] == [
+        ("coupled", "vehicle 0", "vehicle 1")]
+
+
+def test_drive_refuses_a_solver_for_the_free_car_engine(tmp_path: Path) -> None:
+    proc = rrs("drive", CONFIGS / "scenarios" / "impact_1ms.toml", "--set",
+               "dynamics=events", "--solver", "rk4", "--out", tmp_path / "out")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--solver: found a solver for a scenario with dynamics 'events'" in proc.stderr
