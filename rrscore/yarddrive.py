@@ -6,8 +6,9 @@ Outputs, in the output directory:
 * ``events.csv``: every event as it happens (couplings, impacts, buffer-stop impacts,
   run-throughs, side collisions, switches thrown or refused, retarder exit speeds,
   moves, fouling at the end), written and flushed step by step;
-* ``positions.csv``: each cut's leading car every ``sample_interval`` (track, offset,
-  plan coordinates, speed);
+* ``positions.csv``: each cut every ``sample_interval``: the track and offset of its
+  front and of its rear (a cut may span several tracks), the plan coordinates of its
+  front and its speed;
 * ``summary.json``: how the drive ended and, per cut, the report of
   :meth:`~rrscore.yardrun.YardRun.report`;
 * ``plan.png``: the network in plan with every car where the drive ended;
@@ -39,7 +40,8 @@ from .yardrun import YardEvent, YardRun
 
 EVENT_COLUMNS = ["time_s", "kind", "cut", "vehicle", "other_cut", "other_vehicle", "track",
                  "offset_m", "speed_mps", "value", "detail"]
-POSITION_COLUMNS = ["time_s", "cut", "track", "offset_m", "x_m", "y_m", "speed_mps"]
+POSITION_COLUMNS = ["time_s", "cut", "front_track", "front_offset_m", "rear_track",
+                    "rear_offset_m", "x_m", "y_m", "speed_mps"]
 
 
 class YardDriveError(RrsError):
@@ -178,14 +180,16 @@ def drive_yard(scenario: YardScenario, out: str | Path | None,
             ef.flush()
 
         def sample_positions() -> None:
-            track, offset, tspeed, _ = run._state()
-            p, q, _ = run.car_ends()
+            _, _, tspeed, _ = run._state()
+            ft, fo, rt, ro = run.vehicle_ends()
+            tracks = run.net.tracks
+            last = np.append(run.first_car[1:], run.n) - 1
             for k, name in enumerate(scenario.cut_names):
-                c = int(run.first_car[k])
-                xy = 0.5 * (p[c] + q[c])
-                positions.writerow([f"{run.t:.3f}", name, run.net.tracks[track[c]].name,
-                                    f"{offset[c]:.3f}", f"{xy[0]:.3f}", f"{xy[1]:.3f}",
-                                    f"{abs(tspeed[c]):.4f}"])
+                c, r = int(run.first_car[k]), int(last[k])  # the cut's front and rear car
+                xy = run.net.xy(ft[c:c + 1], fo[c:c + 1])[0]
+                positions.writerow([f"{run.t:.3f}", name, tracks[ft[c]].name, f"{fo[c]:.3f}",
+                                    tracks[rt[r]].name, f"{ro[r]:.3f}", f"{xy[0]:.3f}",
+                                    f"{xy[1]:.3f}", f"{abs(tspeed[c]):.4f}"])
             pf.flush()
 
         try:

@@ -173,12 +173,16 @@ class YardRun:
         q = np.empty(self.n)
         v = np.empty(self.n)
         line_of = np.empty(self.n, dtype=int)
+        #: +1 where a car's front faces increasing coordinates of its line: fixed while the
+        #: lines stand, whichever way the tracks under the car run
+        self.line_face = np.empty(self.n)
         for c in range(self.n):
             li, k = where[int(track[c])]
             ln = self.lines[li]
             fwd = ln.forward[k]
             q[c] = ln.starts[k] + (offset[c] if fwd else ln.lengths[k] - offset[c])
             v[c] = tspeed[c] if fwd else -tspeed[c]
+            self.line_face[c] = self.face[c] if fwd else -self.face[c]
             line_of[c] = li
         self.members: list[np.ndarray] = []
         self.engines: list[FreeCars | None] = []
@@ -249,15 +253,24 @@ class YardRun:
 
     def _reform(self) -> None:
         track, offset, tspeed, _ = self._state()
-        # which way each car faces its track: unchanged by re-forming lines
+        self.face = self._track_face()  # which way each car faces the track it is on now
         self._form(track, offset, tspeed)
+
+    def _track_face(self) -> np.ndarray:
+        """+1 where a car's front faces its current track's end (a car keeps its way along
+        its line; the track under it may run either way)."""
+        face = np.empty(self.n)
+        for ln, m, eng in zip(self.lines, self.members, self.engines, strict=True):
+            if eng is None:
+                continue
+            k, _ = ln.locate_k(eng.x)
+            fwd = np.asarray(ln.forward)[k]
+            face[m] = np.where(fwd, self.line_face[m], -self.line_face[m])
+        return face
 
     def _line_sign(self, c: int) -> float:
         """+1 if car ``c``'s front faces increasing coordinates of its line."""
-        li, i = self._locate_car(c)
-        ln, eng = self.lines[li], self.engines[li]
-        k, _ = ln.locate_k(eng.x[i:i + 1])
-        return self.face[c] * (1.0 if ln.forward[int(k[0])] else -1.0)
+        return float(self.line_face[c])
 
     def _locate_car(self, c: int) -> tuple[int, int]:
         for li, m in enumerate(self.members):
@@ -579,10 +592,24 @@ class YardRun:
         members = np.flatnonzero(self.scenario.cars.cut == cut)
         lead = members[-1] if back else members[0]
         track, _, _, _ = self._state()
-        forward = (self.face[lead] > 0) != back
+        forward = (self._track_face()[lead] > 0) != back
         return self.net.path(int(track[lead]), bool(forward), to)
 
     # ------------------------------------------------------------------ geometry
+    def vehicle_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Where each car's front and rear are: front track (index into the network's
+        tracks), front offset, rear track, rear offset (m from the track's start). A cut
+        may span several tracks, and so may a car over a joint."""
+        ft, fo = np.empty(self.n, dtype=int), np.empty(self.n)
+        rt, ro = np.empty(self.n, dtype=int), np.empty(self.n)
+        for ln, m, eng in zip(self.lines, self.members, self.engines, strict=True):
+            if eng is None:
+                continue
+            reach = self.line_face[m] * self.half[m]
+            ft[m], fo[m] = ln.locate(eng.x + reach)
+            rt[m], ro[m] = ln.locate(eng.x - reach)
+        return ft, fo, rt, ro
+
     def car_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Plan coordinates of each car's two ends (n, 2) each, and its track."""
         p = np.empty((self.n, 2))

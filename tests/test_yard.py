@@ -281,6 +281,28 @@ def test_a_winch_pulls_two_cars_up_the_grade_to_its_post_and_holds_them_there():
     assert any(e.kind == "move" and e.cut == "pair" for e in run.events)
 
 
+def test_a_locomotive_keeps_its_way_onto_a_track_that_runs_the_other_way():
+    # a.end joined to b.end: on b the offsets count down as the locomotive goes on; it
+    # keeps pushing towards its front and stops at the point on b, its ends reported there
+    net = {"tracks": [{"name": "a", "length": 200.0, "start": [0, 0], "heading": 0},
+                      {"name": "b", "length": 200.0, "start": [400, 0], "heading": 180}],
+           "connections": [{"ends": ["a.end", "b.end"]}],
+           "points": [{"name": "on b", "track": "b", "offset": 120.0}]}
+    run = yard([cut("loco", "a", 150.0, config="../vehicles/simple_loco.toml")], network=net,
+               moves=[{"cut": "loco", "speed": 2.0, "max_force": 200e3,
+                       "until_point": "on b"}])
+    run.advance(40.0)  # 150 m -> well onto b at 2 m/s
+    track, offset, tspeed, _ = run._state()
+    assert run.net.tracks[track[0]].name == "b" and tspeed[0] == pytest.approx(-2.0, rel=0.01)
+    run.advance(300.0)
+    ft, fo, rt, ro = run.vehicle_ends()
+    half = float(run.half[0])
+    assert run.net.tracks[ft[0]].name == "b" and run.net.tracks[rt[0]].name == "b"
+    assert ro[0] - fo[0] == pytest.approx(2 * half)  # the front towards b's start
+    assert 120.0 - 2.0 * (0.1 + 2.0) < (fo[0] + ro[0]) / 2 < 120.0  # centre past the point
+    assert run.moves[0]["phase"] == "hold"
+
+
 # ------------------------------------------------------------------ route setting
 def test_route_setting_sends_each_cut_to_its_destination():
     run = yard([cut("first", "main", 290.0, speed=3.0, destination="siding"),
@@ -342,7 +364,10 @@ def test_a_yard_drive_writes_events_positions_summary_and_plan(tmp_path):
     assert [r["kind"] for r in rows] == ["switch", "run-through", "switch"]
     assert rows[1]["cut"] == "runaway" and float(rows[1]["speed_mps"]) > 1.0
     positions = list(csv.DictReader((out / "positions.csv").open()))
-    assert positions[0]["track"] == "straight" and positions[-1]["track"] == "main"
+    assert positions[0]["front_track"] == "straight" and positions[-1]["rear_track"] == "main"
+    # on its way through the switch the cut spans both tracks: rear still on the leg
+    assert any(r["front_track"] == "main" and r["rear_track"] == "straight"
+               for r in positions)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["switches_run_through"] == ["s1"]
     assert summary["cut_reports"][0]["run_throughs"] == ["s1"]
