@@ -198,7 +198,7 @@ def load_top_table(path: str | Path, key: str) -> tuple[dict[str, Any], Context]
     """Read a file that holds exactly one top-level table ``[key]``; return the table and
     its context (relative paths inside it resolve from the file's folder)."""
     p = Path(path)
-    data = load_toml(p, "scenario")
+    data = load_toml(p, key)
     ctx = Context(str(path), "", p.resolve().parent)
     for k in data:
         if k != key:

@@ -319,6 +319,14 @@ class Couplings(Component):
             lo[idx], hi[idx] = model.free_range()
         return lo, hi
 
+    def start_spacing(self, slack: str = "neutral",
+                      gaps: np.ndarray | None = None) -> np.ndarray:
+        """Centre distance of each coupled pair at the start: nominal, with the slack
+        'neutral' (in its middle), 'bunched' (closed) or 'stretched', plus ``gaps``."""
+        lo, hi = self.free_range()
+        d = {"neutral": 0.5 * (lo + hi), "bunched": lo, "stretched": hi}[slack]
+        return self.nominal + d + (0.0 if gaps is None else np.asarray(gaps))
+
     # ---------------------------------------------------------------- events
     def events(self) -> list[EventBlock]:
         if self.count == 0:

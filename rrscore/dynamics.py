@@ -197,10 +197,7 @@ class TrainDynamics:
         coupler at the compressed end of its slack) or 'stretched'. ``gaps`` adds
         distance per coupling (cars standing apart).
         """
-        cp = self.couplings
-        lo, hi = cp.free_range()
-        d = {"neutral": 0.5 * (lo + hi), "bunched": lo, "stretched": hi}[slack]
-        spacing = cp.nominal + d + (0.0 if gaps is None else np.asarray(gaps))
+        spacing = self.couplings.start_spacing(slack, gaps)
         y = self.layout.initial()
         y[self.sx] = lead_position - np.concatenate([[0.0], np.cumsum(spacing)])
         y[self.sv] = speed

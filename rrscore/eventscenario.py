@@ -47,10 +47,8 @@ def yard_from_scenario(scenario: Scenario) -> YardScenario:
 
     # where the continuous core lays the vehicles (its initial state), centre by centre
     start = cfg["start"]
-    lo, hi = train.couplings.free_range()
-    d = {"neutral": 0.5 * (lo + hi), "bunched": lo, "stretched": hi}[start["slack"]]
     gaps = np.zeros(train.count - 1) if start["gaps"] is None else np.array(start["gaps"])
-    spacing = train.couplings.nominal + d + gaps
+    spacing = train.couplings.start_spacing(start["slack"], gaps)
     centre = (scenario.start_position - 0.5 * train.length[0]
               - np.concatenate([[0.0], np.cumsum(spacing)]))
     speeds = (np.full(train.count, start["speed"]) if start["speeds"] is None

@@ -593,6 +593,19 @@ class FreeCars:
         raise RuntimeError(f"more than {max_events} events before t = {t_end} s")
 
 
+def profile_forces(route, x: np.ndarray, half: np.ndarray, v: np.ndarray,
+                   weight: np.ndarray, c: tuple, start: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Forces on cars with centres ``x`` (half-lengths ``half``) at speeds ``v`` on a
+    route's profile, as the continuous core's bodies take them: gravity along the grade
+    averaged over each car, and as friction its running resistance ``c`` (c0, c1, c2),
+    starting resistance ``start`` (force, fading speed) and curve resistance."""
+    grade, curve = route.mean_grade_and_curve(x, half)
+    speed = np.abs(v)
+    friction = (resistance.quadratic_force(speed, *c) + resistance.starting_force(speed, *start)
+                + curve * weight * 1e-3)
+    return resistance.gravity_force(weight, grade), friction
+
+
 class CarsOnRoute:
     """A train's vehicles rolling free on a route's profile, stepped by :class:`FreeCars`.
 
@@ -645,14 +658,11 @@ class CarsOnRoute:
         return float(self.cars.x[-1] + self._half[-1])
 
     def _forces(self) -> None:
-        """Each car's forces where it stands, as the continuous core's bodies take them."""
+        """Each car's forces where it stands."""
         cars = self.cars
-        grade, curve = self.route.mean_grade_and_curve(cars.x, self._half)
-        cars.force[:] = resistance.gravity_force(self._weight, grade)
-        speed = np.abs(cars.v)
-        cars.friction[:] = (resistance.quadratic_force(speed, *self._c)
-                            + resistance.starting_force(speed, *self._start)
-                            + curve * self._weight * 1e-3)
+        cars.force[:], cars.friction[:] = profile_forces(self.route, cars.x, self._half,
+                                                         cars.v, self._weight, self._c,
+                                                         self._start)
 
     def advance(self, t_end: float) -> None:
         """Roll on to ``t_end``, forces renewed every :attr:`step` seconds."""

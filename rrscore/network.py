@@ -470,9 +470,11 @@ class Network:
                f"{'end' if end[1] else 'start'}"
 
     # ------------------------------------------------------------------ topology
-    def partner(self, end: tuple[int, int], positions: list[int]) -> tuple[int, int] | str:
+    def partner(self, end: tuple[int, int], positions: list[int]
+                ) -> tuple[int, int] | tuple[str, float]:
         """What a track end leads to with the switches at ``positions``: another track
-        end, ``"stop"`` (a buffer stop) or ``"switch:<index>"`` (the toe of a switch set
+        end ``(track, end)``, or a line's end as :attr:`Line.ends` holds it: ``("stop",
+        stiffness)`` (a buffer stop) or ``("switch", index)`` (the toe of a switch set
         against this leg)."""
         if end in self.joined:
             return self.joined[end]
@@ -480,8 +482,8 @@ class Network:
             if end == s.points:
                 return s.legs[positions[k]]
             if end in s.legs:
-                return s.points if s.legs[positions[k]] == end else f"switch:{k}"
-        return "stop"
+                return s.points if s.legs[positions[k]] == end else ("switch", k)
+        return ("stop", self.stops[end])
 
     def lines(self, positions: list[int], ctx: Context | None = None) -> list[Line]:
         """The lines the network falls into with the switches at ``positions``."""
@@ -498,10 +500,8 @@ class Network:
                 while True:
                     exit_end = (track, 1 if fwd else 0)
                     nxt = self.partner(exit_end, positions)
-                    if isinstance(nxt, str):
-                        ends.append(("switch", float(nxt.split(":")[1]))
-                                    if nxt.startswith("switch") else ("stop",
-                                                                     self.stops[exit_end]))
+                    if isinstance(nxt[0], str):  # the line ends here
+                        ends.append(nxt)
                         break
                     track, fwd = nxt[0], nxt[1] == 0
                     if track in seen:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import resistance
-from .freecars import FreeCars
+from .freecars import FreeCars, profile_forces
 from .network import Line, Network
 from .yard import YardScenario
 
@@ -377,17 +377,13 @@ class YardRun:
             if eng is None:
                 continue
             x, v = eng.x, eng.v
-            h = self.half[m]
-            grade, curve = ln.route.mean_grade_and_curve(x, h)
-            speed = np.abs(v)
-            eng.force[:] = resistance.gravity_force(cars.weight[m], grade)
-            friction = (resistance.quadratic_force(speed, *(c[m] for c in cars.c))
-                        + resistance.starting_force(speed, *(s[m] for s in cars.start))
-                        + curve * cars.weight[m] * 1e-3
-                        + self.hand_brake[m] * cars.hand_brake_force[m]
-                        + self.chock[m] * cars.chock_force[m])
-            friction += self._retarders(li, x, v)
-            eng.friction[:] = friction
+            force, friction = profile_forces(ln.route, x, self.half[m], v, cars.weight[m],
+                                             tuple(c[m] for c in cars.c),
+                                             tuple(s[m] for s in cars.start))
+            eng.force[:] = force
+            eng.friction[:] = (friction + self.hand_brake[m] * cars.hand_brake_force[m]
+                               + self.chock[m] * cars.chock_force[m]
+                               + self._retarders(li, x, v))
         for mv in self.moves:
             self._move_force(mv)
 
@@ -611,19 +607,13 @@ class YardRun:
         return ft, fo, rt, ro
 
     def car_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Plan coordinates of each car's two ends (n, 2) each, and its track."""
+        """Plan coordinates of each car's two ends (n, 2) each, and the track it is on."""
         p = np.empty((self.n, 2))
         q = np.empty((self.n, 2))
-        track = np.empty(self.n, dtype=int)
-        for ln, m, eng in zip(self.lines, self.members, self.engines, strict=True):
-            if eng is None:
-                continue
-            x, h = eng.x, self.half[m]
-            ta, oa = ln.locate(x - h)
-            tb, ob = ln.locate(x + h)
-            tc, _ = ln.locate(x)
-            p[m], q[m], track[m] = self.net.xy(ta, oa), self.net.xy(tb, ob), tc
-        return p, q, track
+        for li, m in enumerate(self.members):
+            if m.size:
+                p[m], q[m] = self._ends(li, np.arange(m.size))
+        return p, q, self._state()[0]
 
     def _conflict_regions(self) -> list[tuple[int, float, float, int, float, float]]:
         """The network's conflict zones in line coordinates: (line, lo, hi) twice."""
@@ -649,6 +639,7 @@ class YardRun:
         return np.arange(i0, i1)
 
     def _ends(self, li: int, local: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Plan coordinates of the two ends of line ``li``'s cars ``local``."""
         ln, eng = self.lines[li], self.engines[li]
         x, h = eng.x[local], self.half[self.members[li][local]]
         ta, oa = ln.locate(x - h)
@@ -781,15 +772,11 @@ class YardRun:
         for a, b in new:
             rel = abs(tspeed[a]) + abs(tspeed[b])
             self._log(YardEvent(self.t, "side collision", *self._who(a), *self._who(b),
-                                track=self.net.tracks[self._track_of(a)].name,
+                                track=self.net.tracks[self._state()[0][a]].name,
                                 speed=rel, detail="cars on different lines closer than "
                                 "the clearance width"))
         if new and self.scenario.config["side_collision"] == "stop":
             self.stop_reason = "side collision"
-
-    def _track_of(self, c: int) -> int:
-        track, _, _, _ = self._state()
-        return int(track[c])
 
     def _point_coordinates(self, li: int) -> dict[str, float]:
         ln = self.lines[li]
