@@ -225,6 +225,12 @@ def _plugins(args: argparse.Namespace) -> int:
                         print(f"      control {key}: {doc}")
                     for key, spec in (getattr(cls, "states", {}) or {}).items():
                         print(f"      state {key} [{spec.unit}]: {spec.doc}")
+                    if getattr(cls, "state_rates", None) is not None:
+                        from .compiled import compile_kernel
+
+                        kernel = compile_kernel(cls.state_rates)
+                        print("      state_rates: " + ("compiled by numba" if kernel.compiled
+                                                       else f"runs in Python ({kernel.reason})"))
     if args.verbose:
         # The keys every vehicle config has whatever its type (body, resistance, adhesion,
         # air brake): the framework's own, listed once after the plugins' params.

@@ -28,7 +28,7 @@ import numpy as np
 
 from .airbrake import AirBrake
 from .bodies import Bodies, rigid_coupler_forces
-from .compiled import CompiledBodies, dot
+from .compiled import CompiledBodies, compile_kernel, dot
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
 from .errors import RrsError, plugin_call, plugin_failure
@@ -59,6 +59,32 @@ class VehicleStates(Component):
         # mostly do: cheaper than an index array at every stage) and their orientation.
         self._where = [_as_slice(b.model.index) for b in self.batches]
         self._sign = [train.orientation[b.model.index] for b in self.batches]
+        #: Per batch: its ``state_rates`` as a :class:`~rrscore.compiled.Kernel` (None for a
+        #: model that overrides ``rates`` instead), and the inputs held for it.
+        self.kernels = [None if type(b.model).state_rates is None
+                        else compile_kernel(type(b.model).state_rates) for b in self.batches]
+        self.inputs = [np.zeros((len(b.model.rates_inputs), b.model.count))
+                       for b in self.batches]
+        self._rows: list[slice] = []  # each batch's states, one block of rows
+        self.hold_inputs()
+
+    def hold_inputs(self) -> bool:
+        """Read the arrays each model's ``rates_inputs`` names (after its ``step``) and
+        hold them for ``state_rates``; return whether any changed."""
+        changed = False
+        for b, held in zip(self.batches, self.inputs, strict=True):
+            if not held.size:
+                continue
+            try:  # as plugin_call, without building the message at every control step
+                new = b.model.rates_input_values()
+            except Exception as exc:
+                if isinstance(exc, RrsError):
+                    raise
+                raise plugin_failure(b.describe("rates_inputs"), exc) from exc
+            if not np.array_equal(new, held):
+                held[:] = new
+                changed = True
+        return changed
 
     def declare(self, layout: StateLayout) -> None:
         names = [b.model.type_name for b in self.batches]
@@ -66,6 +92,8 @@ class VehicleStates(Component):
             tag = names[i] if names.count(names[i]) == 1 else f"{names[i]}#{i}"
             self.slices.append({k: layout.add(f"{tag}.{k}", spec, b.model.count)
                                 for k, spec in b.model.states.items()})
+            blocks = list(self.slices[-1].values())  # laid end to end, in order
+            self._rows.append(slice(blocks[0].start, blocks[-1].stop))
 
     def initial(self, y: np.ndarray) -> None:
         for b, slices in zip(self.batches, self.slices, strict=True):
@@ -78,18 +106,25 @@ class VehicleStates(Component):
         if not self.batches:
             return
         v = y[self.bodies.sv]
-        for b, slices, where, sign in zip(self.batches, self.slices, self._where, self._sign,
-                                          strict=True):
+        for b, slices, where, sign, kernel, held, rows in zip(
+                self.batches, self.slices, self._where, self._sign, self.kernels, self.inputs,
+                self._rows, strict=True):
             m = b.model
-            s = SimpleNamespace(v=v[where] * sign, **{k: y[sl] for k, sl in slices.items()})
             try:
+                if kernel is not None:  # one call on whole arrays, compiled where it could be
+                    shape = (len(slices), m.count)
+                    kernel.call(t, v[where] * sign, np.ascontiguousarray(y[rows]).reshape(shape),
+                                held, dy[rows].reshape(shape))  # dy: a fresh array, a view
+                    continue
+                s = SimpleNamespace(v=v[where] * sign, **{k: y[sl] for k, sl in slices.items()})
                 r = m.rates(t, s)
                 for k, sl in slices.items():
                     dy[sl] = r[k]
             except Exception as exc:  # not plugin_call: this runs at every stage
                 if isinstance(exc, RrsError):
                     raise
-                raise plugin_failure(b.describe("rates"), exc, t) from exc
+                what = "state_rates" if kernel is not None else "rates"
+                raise plugin_failure(b.describe(what), exc, t) from exc
 
     def publish(self, y: np.ndarray) -> None:
         """Hand each model its states' current values (``model.state``) before ``step``."""
@@ -275,8 +310,9 @@ class TrainDynamics:
         if self.airbrake is not None:
             w.axle_brake += self.airbrake.axle_torque
         after = (self.body_force, self.body_resist, w.axle_torque, w.axle_brake, w.rail_factor)
+        held = self.vehicle_states.hold_inputs()  # what the plugins' state rates read
         if all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
-            return False
+            return held
         self.refresh()
         return True
 

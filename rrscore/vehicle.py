@@ -19,6 +19,7 @@ outputs are held over the integration steps in between.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -136,6 +137,18 @@ class VehicleModel:
       (a main reservoir's pressure, a motor's temperature), integrated by the
       solver with the train. ``rates`` gives their derivatives; ``self.state``
       holds their values at each ``step``; each is also a signal.
+    * ``state_rates``: optional, the derivatives of ``states`` as a plain function
+      ``state_rates(t, v, s, inputs, ds)`` that numba can compile (loops and
+      arithmetic on arrays, :mod:`math`, most numpy calls; see the README). ``v``
+      is ``(n,)`` (vehicle frame); ``s`` and ``ds`` are ``(len(states), n)``, rows in
+      the order of ``states``; ``inputs`` is ``(len(rates_inputs), n)``. It writes
+      ``ds`` in place and must not keep anything. The framework compiles it once
+      (cached on disk); if numba cannot, it runs as written, in Python, with the
+      same arrays. A model that gives it need not override ``rates``.
+    * ``rates_inputs``: names of the per-vehicle arrays ``state_rates`` reads, rows
+      of ``inputs`` in this order: attributes the model keeps (``"compressor_on"``)
+      or its params (``"p.leak_tau"``). They are read after every ``step`` and
+      held until the next one, as ``Q_a`` is.
     * ``control_step``: a finer control period (s) if the model needs one.
 
     The air brake (``[vehicle.brake]`` in the config, :mod:`rrscore.airbrake`)
@@ -184,6 +197,8 @@ class VehicleModel:
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
     control_step: ClassVar[float | None] = None
+    state_rates: ClassVar[Callable[..., None] | None] = None
+    rates_inputs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, vehicles: list[dict[str, Any]], params: SimpleNamespace,
                  index: np.ndarray, payload_fraction: np.ndarray) -> None:
@@ -226,8 +241,26 @@ class VehicleModel:
         (vehicle frame), one entry per vehicle. Inputs the model decided at its
         last ``step`` (a compressor switched on) are held. It must not change
         the model (the solver evaluates trial states it may discard).
+
+        The default runs ``state_rates`` as written, with ``rates_inputs`` read now;
+        the framework itself calls ``state_rates`` directly, compiled where numba can.
         """
-        return {}
+        fn = type(self).state_rates
+        if fn is None:
+            return {}
+        names = list(self.states)
+        s_rows = np.array([np.asarray(getattr(s, k), dtype=float) for k in names])
+        ds = np.empty_like(s_rows)
+        fn(t, np.asarray(s.v, dtype=float), s_rows, self.rates_input_values(), ds)
+        return dict(zip(names, ds, strict=True))
+
+    def rates_input_values(self) -> np.ndarray:
+        """The arrays ``rates_inputs`` names, as rows of one ``(k, n)`` float array."""
+        rows = np.empty((len(self.rates_inputs), self.count))
+        for i, name in enumerate(self.rates_inputs):
+            owner, attr = (self.p, name[2:]) if name.startswith("p.") else (self, name)
+            rows[i] = getattr(owner, attr)
+        return rows
 
     def initial_state(self) -> dict[str, np.ndarray]:
         """The declared states at the start of a drive (default: each spec's ``initial``)."""
@@ -276,3 +309,12 @@ def check_vehicle_type(cls: type) -> None:
     for name, spec in cls.states.items():
         if not isinstance(spec, StateSpec):
             raise TypeError(f"{cls.__qualname__}: state {name!r} is not an rrscore.StateSpec")
+    if cls.state_rates is not None and not callable(cls.state_rates):
+        raise TypeError(f"{cls.__qualname__}: state_rates is {cls.state_rates!r}, expected a "
+                        "function (t, v, s, inputs, ds)")
+    if cls.state_rates is not None and not cls.states:
+        raise TypeError(f"{cls.__qualname__}: state_rates is given but no states are declared")
+    for name in cls.rates_inputs:
+        if not isinstance(name, str) or (name.startswith("p.") and name[2:] not in cls.params):
+            raise TypeError(f"{cls.__qualname__}: rates_inputs names {name!r}, expected an "
+                            "attribute of the model or 'p.' and one of its params")

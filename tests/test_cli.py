@@ -113,6 +113,8 @@ def test_plugins_verbose_lists_params_and_keys() -> None:
     assert "params.F_max [N] = 450000.0" in proc.stdout
     assert "key traction_up (w):" in proc.stdout  # with its rrs cab binding
     assert "control hand_brake:" in proc.stdout
+    assert "state main_reservoir [Pa]:" in proc.stdout
+    assert "state_rates: compiled by numba" in proc.stdout  # SimpleLoco's reservoir
 
 
 def test_plugins_verbose_lists_the_keys_every_vehicle_config_has() -> None:
