@@ -229,16 +229,19 @@ STATE_RATES = types.void(types.float64, types.float64[::1], types.float64[:, ::1
 
 
 class Kernel:
-    """A plugin's function and how it runs: :attr:`call` is the numba-compiled function
-    (:attr:`compiled` true) or the function as written, with :attr:`reason` saying why
-    numba could not compile it. Shared, never copied: a run's snapshot keeps it as is."""
+    """How a plugin's function runs: :attr:`call` is the numba-compiled function, or,
+    where numba could not compile it, the function as written, with :attr:`reason`
+    saying why. Shared, never copied: a run's snapshot keeps it as is."""
 
-    __slots__ = ("function", "call", "compiled", "reason")
+    __slots__ = ("call", "reason")
 
-    def __init__(self, function: Callable[..., Any], call: Callable[..., Any],
-                 reason: str | None) -> None:
-        self.function, self.call, self.reason = function, call, reason
-        self.compiled = reason is None
+    def __init__(self, call: Callable[..., Any], reason: str | None) -> None:
+        self.call, self.reason = call, reason
+
+    @property
+    def compiled(self) -> bool:
+        """Whether :attr:`call` is the compiled function."""
+        return self.reason is None
 
     def __deepcopy__(self, memo: dict) -> Kernel:
         return self
@@ -255,17 +258,15 @@ def compile_kernel(function: Callable[..., Any], signature: Any = STATE_RATES) -
     key = (function, signature)
     if key not in _KERNELS:
         reason = None
-        call: Callable[..., Any] = function
         for cache in (True, False):  # a function without a source file cannot be cached
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    call = njit(signature, cache=cache, error_model="numpy")(function)
-                reason = None
-                break
+                    _KERNELS[key] = Kernel(njit(signature, cache=cache,
+                                                error_model="numpy")(function), None)
+                return _KERNELS[key]
             except Exception as exc:  # numba's typing errors, and whatever else it raises
                 lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
                 reason = f"{type(exc).__name__}: {lines[0] if lines else ''}"
-                call = function
-        _KERNELS[key] = Kernel(function, call, reason)
+        _KERNELS[key] = Kernel(function, reason)
     return _KERNELS[key]

@@ -65,7 +65,8 @@ class VehicleStates(Component):
                         else compile_kernel(type(b.model).state_rates) for b in self.batches]
         self.inputs = [np.zeros((len(b.model.rates_inputs), b.model.count))
                        for b in self.batches]
-        self._rows: list[slice] = []  # each batch's states, one block of rows
+        # each batch's states: one block of the state vector, and its (states, n) shape
+        self._rows: list[tuple[slice, tuple[int, int]]] = []
         self.hold_inputs()
 
     def hold_inputs(self) -> bool:
@@ -93,7 +94,8 @@ class VehicleStates(Component):
             self.slices.append({k: layout.add(f"{tag}.{k}", spec, b.model.count)
                                 for k, spec in b.model.states.items()})
             blocks = list(self.slices[-1].values())  # laid end to end, in order
-            self._rows.append(slice(blocks[0].start, blocks[-1].stop))
+            self._rows.append((slice(blocks[0].start, blocks[-1].stop),
+                               (len(blocks), b.model.count)))
 
     def initial(self, y: np.ndarray) -> None:
         for b, slices in zip(self.batches, self.slices, strict=True):
@@ -106,18 +108,16 @@ class VehicleStates(Component):
         if not self.batches:
             return
         v = y[self.bodies.sv]
-        for b, slices, where, sign, kernel, held, rows in zip(
+        for b, slices, where, sign, kernel, held, (rows, shape) in zip(
                 self.batches, self.slices, self._where, self._sign, self.kernels, self.inputs,
                 self._rows, strict=True):
-            m = b.model
             try:
                 if kernel is not None:  # one call on whole arrays, compiled where it could be
-                    shape = (len(slices), m.count)
                     kernel.call(t, v[where] * sign, np.ascontiguousarray(y[rows]).reshape(shape),
                                 held, dy[rows].reshape(shape))  # dy: a fresh array, a view
                     continue
                 s = SimpleNamespace(v=v[where] * sign, **{k: y[sl] for k, sl in slices.items()})
-                r = m.rates(t, s)
+                r = b.model.rates(t, s)
                 for k, sl in slices.items():
                     dy[sl] = r[k]
             except Exception as exc:  # not plugin_call: this runs at every stage
