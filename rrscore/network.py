@@ -33,8 +33,7 @@ from .config import (
     Context,
     Param,
     TableList,
-    load_toml,
-    source_context,
+    load_top_table,
     validate,
 )
 from .errors import ConfigError
@@ -246,9 +245,12 @@ def _plan_elements(pieces: list[dict], grade: float) -> list[dict]:
     return out
 
 
+#: A route element's keys at their defaults (what a profile element left out takes).
+_ELEMENT_DEFAULTS = {k: p.default for k, p in ELEMENT_SCHEMA.items() if k != "length"}
+
+
 def _element(length: float, grade: float, radius: float = 0.0) -> dict:
-    return {"length": length, "grade": grade, "radius": radius, "degree": 0.0,
-            "transition": 0.0, "speed_limit": 0.0, "tunnel": False}
+    return {**_ELEMENT_DEFAULTS, "length": length, "grade": grade, "radius": radius}
 
 
 class Network:
@@ -261,17 +263,20 @@ class Network:
     """
 
     def __init__(self, table: dict) -> None:
-        ctx = source_context(table, "tracks") if "_source" in table else \
-            Context(None, "network").child("tracks")
-        base = ctx
+        if "_source" in table:
+            file, path, base_dir = table["_source"]
+            root = Context(file, path, Path(base_dir))
+        else:
+            root = Context(None, "network")
+        ctx = root.child("tracks")
         self.name: str = table["name"]
         self.track_index: dict[str, int] = {}
         for i, t in enumerate(table["tracks"]):
             if t["name"] in self.track_index:
-                raise base.child(i).child("name").error(
+                raise ctx.child(i).child("name").error(
                     f"found {t['name']!r} again, expected a name no other track has")
             self.track_index[t["name"]] = i
-        root = Context(ctx.file, ctx.path.rpartition(".")[0], ctx.base_dir)
+        self._track_names = [t["name"] for t in table["tracks"]]
         names = self.track_index
 
         # partners of each track end: plain connections, then switches
@@ -323,7 +328,7 @@ class Network:
                 if (t, e) not in taken:
                     self.stops[(t, e)] = NETWORK_SCHEMA["buffer_stops"].schema[
                         "stiffness"].default
-        self.tracks: list[Track] = self._build_tracks(table["tracks"], base)
+        self.tracks: list[Track] = self._build_tracks(table["tracks"], ctx)
         self.points: dict[str, tuple[int, float]] = {}
         for i, p in enumerate(table["points"]):
             pc = root.child("points").child(i)
@@ -378,7 +383,7 @@ class Network:
 
     def _feeder(self, i: int) -> int | None:
         """The track whose end the start of track ``i`` is joined to (a connection, or a
-        switch's toe for a leg, or a leg for a toe), if that track ends there."""
+        switch's toe for a leg), if that track ends there."""
         partner = self.joined.get((i, 0))
         if partner is not None and partner[1] == 1:
             return partner[0]
@@ -466,8 +471,7 @@ class Network:
 
     def end_name(self, end: tuple[int, int]) -> str:
         """'track.start' or 'track.end'."""
-        return f"{self.tracks[end[0]].name if hasattr(self, 'tracks') else end[0]}." \
-               f"{'end' if end[1] else 'start'}"
+        return f"{self._track_names[end[0]]}.{'end' if end[1] else 'start'}"
 
     # ------------------------------------------------------------------ topology
     def partner(self, end: tuple[int, int], positions: list[int]
@@ -659,13 +663,9 @@ class Network:
 
 def load_network(path: str | Path) -> Network:
     """Read and check a network file (a ``[network]`` table)."""
-    p = Path(path)
-    data = load_toml(p, "network")
-    ctx = Context(str(path), "", p.resolve().parent)
-    if not isinstance(data.get("network"), dict):
-        raise ctx.child("network").error("missing table [network]")
-    table = validate(data["network"], NETWORK_SCHEMA, ctx.child("network"))
-    table["_source"] = (ctx.file, "network", str(ctx.base_dir))
+    table, ctx = load_top_table(path, "network")
+    table = validate(table, NETWORK_SCHEMA, ctx)
+    table["_source"] = (ctx.file, ctx.path, str(ctx.base_dir))
     return Network(table)
 
 

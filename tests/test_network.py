@@ -160,7 +160,7 @@ def test_every_track_end_joined_to_nothing_is_a_buffer_stop():
     (lambda n: n["tracks"].append({"name": "main", "length": 10.0}),
      "network.tracks[3].name", "no other track has"),
     (lambda n: n.update(connections=[{"ends": ["main.end", "straight.end"]}]),
-     "network.switches[0].points", "already uses"),
+     "network.switches[0].points", "found main.end, which connection 0 already uses"),
     (lambda n: n["tracks"][2]["plan"].append({"radius": 100.0}),
      "network.tracks[2].plan[3].angle", "expected the angle"),
 ])
