@@ -108,7 +108,7 @@ class YardRun:
         track = np.empty(self.n, dtype=int)
         offset = np.empty(self.n)
         tspeed = np.empty(self.n)
-        self.face = np.empty(self.n)  # +1: the car's front faces its track's end
+        face = np.empty(self.n)  # +1: the car's front faces its track's end
         for k, cut in enumerate(cfg["cuts"]):
             t0 = self.net.track_index[cut["track"]]
             line = next(ln for ln in lines if t0 in ln.tracks)
@@ -124,14 +124,14 @@ class YardRun:
             tr, off = line.locate(centre)
             fwd = np.array([line.forward[line.tracks.index(t)] for t in tr])
             track[members], offset[members] = tr, off
-            self.face[members] = sign * np.where(fwd, 1.0, -1.0)
-            tspeed[members] = cut["speed"] * self.face[members]
+            face[members] = sign * np.where(fwd, 1.0, -1.0)
+            tspeed[members] = cut["speed"] * face[members]
             bad = (centre - self.half[members] < -1e-9) | (centre + self.half[members]
                                                            > line.length + 1e-9)
             if bad.any():
                 raise ValueError(f"cut {cut['name']!r} does not fit on its line of tracks "
                                  f"({line.route.name}): it runs past a track end")
-        self._form(track, offset, tspeed, at_start=True)
+        self._form(track, offset, tspeed, face, at_start=True)
 
         self.moves = [dict(m, phase="wait", car=int(first[sc.cut_names.index(m["cut"])]
                                                      + m["vehicle"]))
@@ -164,9 +164,10 @@ class YardRun:
 
     # ------------------------------------------------------------------ lines
     def _form(self, track: np.ndarray, offset: np.ndarray, tspeed: np.ndarray,
-              at_start: bool = False) -> None:
+              face: np.ndarray, at_start: bool = False) -> None:
         """Lines for the switches' positions now, and a free-car engine on each, from
-        each car's track, offset and speed along its track."""
+        each car's track, offset, speed along its track and the way it faces its track
+        (+1 towards the track's end)."""
         cars = self.scenario.cars
         self.lines: list[Line] = self.net.lines(self.positions)
         where = {t: (li, k) for li, ln in enumerate(self.lines) for k, t in enumerate(ln.tracks)}
@@ -182,7 +183,7 @@ class YardRun:
             fwd = ln.forward[k]
             q[c] = ln.starts[k] + (offset[c] if fwd else ln.lengths[k] - offset[c])
             v[c] = tspeed[c] if fwd else -tspeed[c]
-            self.line_face[c] = self.face[c] if fwd else -self.face[c]
+            self.line_face[c] = face[c] if fwd else -face[c]
             line_of[c] = li
         self.members: list[np.ndarray] = []
         self.engines: list[FreeCars | None] = []
@@ -231,14 +232,15 @@ class YardRun:
             self._points.append((list(pts), np.array(list(pts.values()))) if pts else None)
 
     def _state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Each car's track, offset, speed along its track, and speed along its line
-        (kept until the cars move or the lines change)."""
+        """Each car's track, offset, speed along its track, and the way it faces that
+        track, +1 towards its end (kept until the cars move or the lines change). A car
+        keeps its way along its line; the track under it may run either way."""
         if self._cached is not None:
             return self._cached
         track = np.empty(self.n, dtype=int)
         offset = np.empty(self.n)
         tspeed = np.empty(self.n)
-        lspeed = np.empty(self.n)
+        face = np.empty(self.n)
         for ln, m, eng in zip(self.lines, self.members, self.engines, strict=True):
             if eng is None:
                 continue
@@ -247,30 +249,9 @@ class YardRun:
             v = eng.v
             track[m], offset[m] = tr, off
             tspeed[m] = np.where(fwd, v, -v)
-            lspeed[m] = v
-        self._cached = (track, offset, tspeed, lspeed)
-        return self._cached
-
-    def _reform(self) -> None:
-        track, offset, tspeed, _ = self._state()
-        self.face = self._track_face()  # which way each car faces the track it is on now
-        self._form(track, offset, tspeed)
-
-    def _track_face(self) -> np.ndarray:
-        """+1 where a car's front faces its current track's end (a car keeps its way along
-        its line; the track under it may run either way)."""
-        face = np.empty(self.n)
-        for ln, m, eng in zip(self.lines, self.members, self.engines, strict=True):
-            if eng is None:
-                continue
-            k, _ = ln.locate_k(eng.x)
-            fwd = np.asarray(ln.forward)[k]
             face[m] = np.where(fwd, self.line_face[m], -self.line_face[m])
-        return face
-
-    def _line_sign(self, c: int) -> float:
-        """+1 if car ``c``'s front faces increasing coordinates of its line."""
-        return float(self.line_face[c])
+        self._cached = (track, offset, tspeed, face)
+        return self._cached
 
     def _locate_car(self, c: int) -> tuple[int, int]:
         for li, m in enumerate(self.members):
@@ -315,15 +296,15 @@ class YardRun:
             return False
         self._reform_with(k, position)
         s = self.net.switches[k]
-        self._log(YardEvent(self.t, "switch", track=self.net.end_name(s.points).split(".")[0],
+        self._log(YardEvent(self.t, "switch", track=self.net.tracks[s.points[0]].name,
                             detail=f"{s.name} to {('normal', 'reverse')[position]}"
                             + (" (run through: damaged)" if forced else "")))
         return True
 
     def _reform_with(self, k: int, position: int) -> None:
-        track, offset, tspeed, _ = self._state()
+        state = self._state()
         self.positions[k] = position
-        self._form(track, offset, tspeed)
+        self._form(*state)
 
     # ------------------------------------------------------------------ events
     def _who(self, c: int) -> tuple[str, int]:
@@ -500,7 +481,7 @@ class YardRun:
         c = mv["car"]
         li, i = self._locate_car(c)
         eng = self.engines[li]
-        sign = self._line_sign(c)
+        sign = float(self.line_face[c])
         brake = mv["brake_force"] if mv["brake_force"] is not None else mv["max_force"]
         v_cut = float(eng.v[i]) * sign
         if mv["phase"] == "drive" and mv["until_time"] is not None \
@@ -587,8 +568,8 @@ class YardRun:
         back = any(m["cut"] == name and m["speed"] < 0 for m in cfg["moves"])
         members = np.flatnonzero(self.scenario.cars.cut == cut)
         lead = members[-1] if back else members[0]
-        track, _, _, _ = self._state()
-        forward = (self._track_face()[lead] > 0) != back
+        track, _, _, face = self._state()
+        forward = (face[lead] > 0) != back
         return self.net.path(int(track[lead]), bool(forward), to)
 
     # ------------------------------------------------------------------ geometry
@@ -737,7 +718,7 @@ class YardRun:
             return
         # again from the start of the step, every line to the instant of the run-through
         self.coupled = start_coupled
-        self._form(*start_state[:3])
+        self._form(*start_state)
         for eng, f in zip(self.engines, forces, strict=True):
             if eng is not None:
                 eng.force[:], eng.friction[:] = f
@@ -876,7 +857,7 @@ class YardRun:
         li, i0 = self._locate_car(int(m[0]))
         eng, members = self.engines[li], self.members[li]
         local = np.flatnonzero(np.isin(members, m))
-        sign = self._line_sign(int(m[0]))
+        sign = float(self.line_face[m[0]])
         x, h = eng.x, self.half[members]
         ln = self.lines[li]
         if sign > 0:

@@ -303,6 +303,35 @@ def test_a_locomotive_keeps_its_way_onto_a_track_that_runs_the_other_way():
     assert run.moves[0]["phase"] == "hold"
 
 
+def test_a_switch_thrown_after_a_car_turned_onto_a_reversed_track_leaves_it_its_way():
+    # as above, with a junction elsewhere in the yard: throwing its switch forms the lines
+    # again, and the locomotive on b must go on towards its front, not turn round
+    net = {"tracks": [{"name": "a", "length": 200.0, "start": [0, 0], "heading": 0},
+                      {"name": "b", "length": 200.0, "start": [400, 0], "heading": 180},
+                      {"name": "x", "length": 100.0, "start": [0, 100], "heading": 0},
+                      {"name": "y", "length": 100.0},
+                      {"name": "z", "plan": [{"radius": 190.0, "angle": 9.3054},
+                                             {"radius": 190.0, "angle": -9.3054},
+                                             {"line": 50.0}]}],
+           "connections": [{"ends": ["a.end", "b.end"]}],
+           "switches": [{"name": "s", "points": "x.end", "legs": ["y.start", "z.start"]}],
+           "points": [{"name": "on b", "track": "b", "offset": 120.0}]}
+    run = yard([cut("loco", "a", 150.0, config="../vehicles/simple_loco.toml")], network=net,
+               moves=[{"cut": "loco", "speed": 2.0, "max_force": 200e3,
+                       "until_point": "on b"}],
+               actions=[{"at": 60.0, "switch": "s", "position": "reverse"}])
+    run.advance(70.0)
+    assert run.positions == [1]  # thrown
+    track, _, tspeed, face = run._state()
+    assert run.net.tracks[track[0]].name == "b"
+    assert tspeed[0] == pytest.approx(-2.0, rel=0.01) and face[0] == -1.0  # towards b.start
+    run.advance(300.0)
+    ft, fo, _, ro = run.vehicle_ends()
+    assert run.net.tracks[ft[0]].name == "b" and fo[0] < ro[0]
+    assert 120.0 - 2.0 * (0.1 + 2.0) < (fo[0] + ro[0]) / 2 < 120.0  # held at its point
+    assert run.moves[0]["phase"] == "hold"
+
+
 # ------------------------------------------------------------------ route setting
 def test_route_setting_sends_each_cut_to_its_destination():
     run = yard([cut("first", "main", 290.0, speed=3.0, destination="siding"),
