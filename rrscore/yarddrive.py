@@ -5,7 +5,7 @@ Outputs, in the output directory:
 
 * ``events.csv``: every event as it happens (couplings, impacts, buffer-stop impacts,
   run-throughs, side collisions, switches thrown or refused, retarder exit speeds,
-  moves, fouling at the end), written and flushed step by step;
+  moves, fouling at the end), in whole lines as the core's CSVs are;
 * ``positions.csv``: each cut every ``sample_interval``: the track and offset of its
   front and of its rear (a cut may span several tracks), the plan coordinates of its
   front and its speed;
@@ -15,26 +15,29 @@ Outputs, in the output directory:
 * ``yard.resolved.toml``: the scenario with every default filled in.
 
 An interrupted or failed drive keeps what was written and still writes the summary and
-the plan.
+the plan. The output directory is locked while the drive runs and the summary is
+written atomically, as for a drive of the core (:mod:`rrscore.simulation`).
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 import tomli_w
 
 from .errors import RrsError
+from .outputs.summary import write_atomically
+from .recorder import LineFile
+from .simulation import prepare_output_dir, release_output_dir
 from .yard import YardScenario
 from .yardrun import YardEvent, YardRun
 
@@ -74,7 +77,7 @@ def _event_row(e: YardEvent) -> list[Any]:
 
 
 def _plain(value: Any) -> Any:
-    """JSON-ready: numpy numbers as Python numbers."""
+    """JSON-ready: numpy numbers as Python numbers (6 decimals, for the summary)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -155,85 +158,87 @@ def drive_yard(scenario: YardScenario, out: str | Path | None,
                wall_limit: float | None = None) -> YardResult:
     """Run a yard scenario and write its outputs into ``out`` (see the module docstring);
     with ``out`` None, only the result (summary and run) is kept."""
-    cfg = scenario.config
     out_dir = Path(out) if out is not None else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "yard.resolved.toml").write_text(
-            tomli_w.dumps(_plain(scenario.resolved())), encoding="utf-8")
+    lock = prepare_output_dir(out_dir) if out_dir is not None else None
+    try:
+        if out_dir is not None:
+            (out_dir / "yard.resolved.toml").write_text(tomli_w.dumps(scenario.resolved()),
+                                                        encoding="utf-8")
+        return _drive(scenario, out_dir, progress, wall_limit)
+    finally:
+        if lock is not None:
+            release_output_dir(out_dir, lock)
+
+
+def _drive(scenario: YardScenario, out_dir: Path | None,
+           progress: Callable[[float, float, float], None] | None,
+           wall_limit: float | None) -> YardResult:
+    cfg = scenario.config
     run = YardRun(scenario)
     max_time = cfg["stop"]["max_time"]
     sample = cfg["output"]["sample_interval"]
     wall0 = time.perf_counter()
     written = 0
     error: BaseException | None = None
-    with _sink(out_dir, "events.csv") as ef, _sink(out_dir, "positions.csv") as pf:
-        events, positions = csv.writer(ef), csv.writer(pf)
-        events.writerow(EVENT_COLUMNS)
-        positions.writerow(POSITION_COLUMNS)
+    # without an output directory the rows go nowhere, by the same writer
+    events = LineFile(out_dir / "events.csv" if out_dir else os.devnull, EVENT_COLUMNS)
+    positions = LineFile(out_dir / "positions.csv" if out_dir else os.devnull,
+                         POSITION_COLUMNS)
 
-        def flush_events() -> None:
-            nonlocal written
-            for e in run.events[written:]:
-                events.writerow(_event_row(e))
-            written = len(run.events)
-            ef.flush()
+    def write_events() -> None:
+        nonlocal written
+        for e in run.events[written:]:
+            events.write(_event_row(e))
+        written = len(run.events)
 
-        def sample_positions() -> None:
-            _, _, tspeed, _ = run._state()
-            ft, fo, rt, ro = run.vehicle_ends()
-            tracks = run.net.tracks
-            last = np.append(run.first_car[1:], run.n) - 1
-            for k, name in enumerate(scenario.cut_names):
-                c, r = int(run.first_car[k]), int(last[k])  # the cut's front and rear car
-                xy = run.net.xy(ft[c:c + 1], fo[c:c + 1])[0]
-                positions.writerow([f"{run.t:.3f}", name, tracks[ft[c]].name, f"{fo[c]:.3f}",
-                                    tracks[rt[r]].name, f"{ro[r]:.3f}", f"{xy[0]:.3f}",
-                                    f"{xy[1]:.3f}", f"{abs(tspeed[c]):.4f}"])
-            pf.flush()
+    def sample_positions() -> None:
+        _, _, tspeed, _ = run._state()
+        ft, fo, rt, ro = run.vehicle_ends()
+        tracks = run.net.tracks
+        last = np.append(run.first_car[1:], run.n) - 1
+        for k, name in enumerate(scenario.cut_names):
+            c, r = int(run.first_car[k]), int(last[k])  # the cut's front and rear car
+            xy = run.net.xy(ft[c:c + 1], fo[c:c + 1])[0]
+            positions.write([f"{run.t:.3f}", name, tracks[ft[c]].name, f"{fo[c]:.3f}",
+                             tracks[rt[r]].name, f"{ro[r]:.3f}", f"{xy[0]:.3f}",
+                             f"{xy[1]:.3f}", f"{abs(tspeed[c]):.4f}"])
 
-        try:
-            flush_events()
+    try:
+        write_events()
+        sample_positions()
+        while run.stop_reason is None:
+            run.advance(min(run.t + sample, max_time))
+            write_events()
             sample_positions()
-            while run.stop_reason is None:
-                run.advance(min(run.t + sample, max_time))
-                flush_events()
-                sample_positions()
-                if progress is not None:
-                    progress(run.t / max_time, run.t, run.max_speed)
-                if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
-                    run.stop_reason = "wall_limit"
-        except KeyboardInterrupt:
-            run.stop_reason = "interrupted"
-            raise
-        except RuntimeError as exc:  # the engine cannot go on: say so, keep the outputs
-            run.stop_reason = "error"
-            error = exc
-        finally:
-            wall = time.perf_counter() - wall0
-            for c, tracks in sorted(run.fouling().items()):
-                cut, vehicle = run._who(c)
-                run.events.append(YardEvent(run.t, "fouling", cut, vehicle,
-                                            detail="stands fouling " + ", ".join(tracks)))
-            flush_events()
-            summary = _summary(run, wall, error)
-            if out_dir is not None:
-                (out_dir / "summary.json").write_text(json.dumps(_plain(summary), indent=1),
-                                                      encoding="utf-8")
-                if cfg["output"]["plot"]:
-                    plot_plan(run, out_dir / "plan.png")
+            if progress is not None:
+                progress(run.t / max_time, run.t, run.max_speed)
+            if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
+                run.stop_reason = "wall_limit"
+    except KeyboardInterrupt:
+        run.stop_reason = "interrupted"
+        raise
+    except RuntimeError as exc:  # the engine cannot go on: say so, keep the outputs
+        run.stop_reason = "error"
+        error = exc
+    finally:
+        wall = time.perf_counter() - wall0
+        for c, fouled in sorted(run.fouling().items()):
+            cut, vehicle = run._who(c)
+            run.events.append(YardEvent(run.t, "fouling", cut, vehicle,
+                                        detail="stands fouling " + ", ".join(fouled)))
+        write_events()
+        events.close()
+        positions.close()
+        summary = _summary(run, wall, error)
+        if out_dir is not None:
+            write_atomically(out_dir / "summary.json", json.dumps(_plain(summary), indent=1))
+            if cfg["output"]["plot"]:
+                plot_plan(run, out_dir / "plan.png")
     if error is not None:
         where = f"; outputs so far are in {out_dir}" if out_dir is not None else ""
         raise YardDriveError(f"{scenario.file}: yard drive stopped at t = {run.t:.2f} s: "
                              f"{error}{where}")
     return YardResult(summary, out_dir, run)
-
-
-def _sink(out_dir: Path | None, name: str) -> IO[str]:
-    """The output file ``name`` in ``out_dir``, or a sink in memory when there is none."""
-    if out_dir is None:
-        return io.StringIO()
-    return open(out_dir / name, "w", newline="", encoding="utf-8")
 
 
 def _summary(run: YardRun, wall: float, error: BaseException | None) -> dict[str, Any]:

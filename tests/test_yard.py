@@ -13,7 +13,8 @@ import pytest
 from conftest import CONFIGS, car_config
 
 from rrscore.config import Context
-from rrscore.errors import ConfigError
+from rrscore.errors import ConfigError, OutputError
+from rrscore.simulation import LOCK_NAME, prepare_output_dir, release_output_dir
 from rrscore.yard import load_yard, yard_from_table
 from rrscore.yarddrive import drive_yard
 from rrscore.yardrun import YardRun
@@ -409,6 +410,30 @@ def test_a_yard_drive_writes_events_positions_summary_and_plan(tmp_path):
     assert summary["cut_reports"][0]["run_throughs"] == ["s1"]
     assert (out / "plan.png").read_bytes()[:8] == PNG_MAGIC
     assert result.summary["stop_reason"] == "standstill"
+
+
+def test_the_resolved_yard_file_runs_the_same_drive_again(tmp_path):
+    # written unrounded (coupling speeds of 5 km/h = 1.3888... m/s): the same yard
+    original = load_yard(YARDS / "run_through.toml")
+    first = drive_yard(original, tmp_path / "a")
+    again = load_yard(tmp_path / "a" / "yard.resolved.toml")
+    assert again.resolved() == original.resolved()
+    second = drive_yard(again, tmp_path / "b")
+    assert second.summary["sim_time_s"] == first.summary["sim_time_s"]
+    events = [(tmp_path / d / "events.csv").read_text() for d in ("a", "b")]
+    assert events[0] == events[1]
+
+
+def test_a_yard_drive_into_a_directory_another_drive_holds_is_refused(tmp_path):
+    out = tmp_path / "out"
+    lock = prepare_output_dir(out)  # as a running drive holds it
+    try:
+        with pytest.raises(OutputError, match="in use by another running drive"):
+            drive_yard(load_yard(YARDS / "run_through.toml"), out)
+    finally:
+        release_output_dir(out, lock)
+    drive_yard(load_yard(YARDS / "run_through.toml"), out)  # free again
+    assert not (out / LOCK_NAME).exists()
 
 
 def test_an_interrupted_yard_drive_keeps_its_events_and_summary(tmp_path):
