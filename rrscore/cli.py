@@ -82,13 +82,11 @@ def _drive(args: argparse.Namespace) -> int:
 
 def _drive_yard(args: argparse.Namespace) -> int:
     """``rrs drive`` of a yard scenario (a ``[yard]`` table: cuts on a track network)."""
-    if args.solver is not None or args.set:
-        raise ConfigError("--solver/--set", None, "found an option for train scenarios, "
-                          "expected only --max-time and --wall-limit for a yard scenario")
-    scenario = load_yard(args.scenario, plugin_dirs=args.plugins)
-    if args.max_time is not None:
-        scenario = scenario.with_values({"stop.max_time": _value(args.max_time)})
-    return _run_yard(scenario, args)
+    if args.solver is not None:
+        raise ConfigError("--solver", None, "found a solver for a yard scenario, expected "
+                          "none: the free-car engine has no solver")
+    return _run_yard(_overrides(load_yard(args.scenario, plugin_dirs=args.plugins), args),
+                     args)
 
 
 def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
@@ -114,7 +112,8 @@ def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
 
 
 def _overrides(scenario, args: argparse.Namespace):
-    """The scenario with the command line's --max-time, --solver and --set applied."""
+    """The scenario (or yard scenario) with the command line's --max-time, --solver and
+    --set applied."""
     values: dict[str, object] = {}
     if args.max_time is not None:
         values["stop.max_time"] = _value(args.max_time)
@@ -131,8 +130,8 @@ def _overrides(scenario, args: argparse.Namespace):
         return scenario.with_values(values)
     except KeyError as exc:
         raise ConfigError("--set", None, f"{exc.args[0]}; give a key path of the resolved "
-                          "scenario (see scenario.resolved.toml), e.g. stop.max_time or "
-                          "train.vehicles[1].count") from None
+                          "scenario (see scenario.resolved.toml or yard.resolved.toml), e.g. "
+                          "stop.max_time or train.vehicles[1].count") from None
 
 
 def _value(text: str) -> object:

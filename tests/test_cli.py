@@ -240,6 +240,17 @@ def test_drive_runs_a_yard_file_and_lists_its_outputs(tmp_path: Path) -> None:
     assert (tmp_path / "plan.png").read_bytes().startswith(PNG_MAGIC)
 
 
+def test_drive_sets_a_key_of_a_yard_file_and_refuses_a_solver(tmp_path: Path) -> None:
+    proc = rrs("drive", CONFIGS / "yards" / "buffer_stop.toml", "--set", "stop.max_time=3",
+               "--out", tmp_path / "short")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "short" / "summary.json").read_text())["sim_time_s"] == 3.0
+    proc = rrs("drive", CONFIGS / "yards" / "buffer_stop.toml", "--solver", "rk4",
+               "--out", tmp_path / "out")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "--solver: found a solver for a yard scenario" in proc.stderr
+
+
 def test_drive_runs_a_scenario_with_the_free_car_engine_when_dynamics_is_events(
         tmp_path: Path) -> None:
     proc = rrs("drive", CONFIGS / "scenarios" / "impact_1ms.toml", "--set",
