@@ -23,11 +23,13 @@ import numpy as np
 
 from .config import Context, strip_private, thaw
 from .network import MAX_TRACK
-from .scenario import Scenario
+from .scenario import SCENARIO_SCHEMA, Scenario
 from .yard import MAX_CUT_SPEED, YardScenario, yard_from_table
 
-#: The scenario's stop keys the yard engine has no counterpart for, with their "off" values.
-_UNSUPPORTED_STOPS = {"max_distance": 0.0, "at_position": None, "at_point": None}
+#: The scenario's stop keys the yard engine has no counterpart for, with their "off"
+#: values (the schema's defaults).
+_UNSUPPORTED_STOPS = {k: SCENARIO_SCHEMA["stop"].schema[k].default
+                      for k in ("max_distance", "at_position", "at_point")}
 
 
 def yard_from_scenario(scenario: Scenario) -> YardScenario:

@@ -37,7 +37,7 @@ from .config import (
     thaw,
     validate,
 )
-from .network import MAX_GRADE, NETWORK_SCHEMA, Network
+from .network import NETWORK_SCHEMA, Network
 from .pluginmanager import Registry, load_registry
 from .train import TRAIN_SCHEMA, Train, resolve_train
 from .units import G
@@ -196,7 +196,7 @@ class YardScenario:
         return yard_from_table(table, ctx, self.plugin_dirs)
 
 
-def _cars(cuts: list[dict], trains: list[Train], registry: Registry, gravity: float) -> Cars:
+def _cars(cuts: list[dict], trains: list[Train], registry: Registry) -> Cars:
     parts: dict[str, list] = {k: [] for k in ("cut", "index", "length", "mass", "weight",
                                              "c0", "c1", "c2", "s0", "ss", "hb", "chock",
                                              "slack", "cs")}
@@ -208,7 +208,7 @@ def _cars(cuts: list[dict], trains: list[Train], registry: Registry, gravity: fl
         parts["cut"].append(np.full(n, k))
         parts["index"].append(np.arange(n))
         parts["mass"].append(train.mass + equiv)
-        parts["weight"].append(train.mass * gravity)
+        parts["weight"].append(train.weight)
         parts["c0"].append(train.c0)
         parts["c1"].append(train.c1)
         parts["c2"].append(train.c2)
@@ -219,7 +219,7 @@ def _cars(cuts: list[dict], trains: list[Train], registry: Registry, gravity: fl
             params = cut["train"]["vehicles"][train.entry_of[i]]["config"]["params"]
             hb[i] = params.get("hand_brake_force", 0.0)
             mu = params.get("chock_friction", 0.0)
-            chock[i] = mu * train.mass[i] * gravity / train.num_axis[i]
+            chock[i] = mu * train.weight[i] / train.num_axis[i]  # one axle's load
         parts["hb"].append(hb)
         parts["chock"].append(chock)
         setting = cut["train"]["coupling"]
@@ -311,7 +311,7 @@ def yard_from_table(data: dict[str, Any], ctx: Context,
                 raise c.child("hand_brakes").error("missing, expected true or false")
         else:
             raise c.error("found neither switch nor cut, expected an action on one of them")
-    cars = _cars(cfg["cuts"], trains, registry, cfg["gravity"])
+    cars = _cars(cfg["cuts"], trains, registry)
     scenario = YardScenario(freeze(cfg), ctx.file, network, cars, tuple(names), all_dirs)
     from .yardrun import YardRun  # the run checks where the cuts stand and their routes
 
@@ -338,5 +338,4 @@ def is_yard_file(path: str | Path) -> bool:
         return False
 
 
-__all__ = ["YARD_SCHEMA", "YardScenario", "load_yard", "yard_from_table", "is_yard_file",
-           "MAX_GRADE"]
+__all__ = ["YARD_SCHEMA", "YardScenario", "load_yard", "yard_from_table", "is_yard_file"]

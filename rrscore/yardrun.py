@@ -805,7 +805,9 @@ class YardRun:
             if mv["phase"] != "drive" or mv["until_point"] is None:
                 continue
             li, i = self._locate_car(mv["car"])
-            p = self._point_coordinates(li).get(mv["until_point"])
+            names, coordinates = self._points[li] or ((), ())  # formed with the lines
+            p = coordinates[names.index(mv["until_point"])] \
+                if mv["until_point"] in names else None
             if p is not None and (x0[li][i] - p) * (self.engines[li].x[i] - p) <= 0.0:
                 self._done(mv, f"at {mv['until_point']}")
 
