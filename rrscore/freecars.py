@@ -300,6 +300,12 @@ class FreeCars:
                                             + 0.5 * self.length[g.i1 - 1])
         return behind, ahead
 
+    def _stop_gaps(self, g: _Group) -> tuple[float, float]:
+        """:meth:`_wall_gaps` to buffer stops only (``inf`` at an open end)."""
+        behind, ahead = self._wall_gaps(g)
+        return (math.inf if self.open_ends[0] else behind,
+                math.inf if self.open_ends[1] else ahead)
+
     def _rebase(self, g: _Group) -> None:
         """Make now the group's reference time (its motion may change from here)."""
         g.off += g.run(self.t)
@@ -314,9 +320,7 @@ class FreeCars:
         g.friction = float(self.friction[members].sum())
         g.wall = 0.0
         if g.v0 == 0.0 and abs(g.force) > g.friction:
-            behind, ahead = self._wall_gaps(g)
-            behind = math.inf if self.open_ends[0] else behind
-            ahead = math.inf if self.open_ends[1] else ahead
+            behind, ahead = self._stop_gaps(g)
             if behind <= GAP_TOL and g.force < 0.0 or ahead <= GAP_TOL and g.force > 0.0:
                 # pressed against a buffer stop: friction and the stop hold it
                 g.share = math.copysign(1.0, g.force)
@@ -448,9 +452,7 @@ class FreeCars:
                      and k.next is not None}
             acted = False
             for g in (k for k in touched if k.prev is None or k.next is None):
-                behind, ahead = self._wall_gaps(g)
-                behind = math.inf if self.open_ends[0] else behind
-                ahead = math.inf if self.open_ends[1] else ahead
+                behind, ahead = self._stop_gaps(g)
                 v = g.speed(self.t)
                 if behind <= GAP_TOL and v < -SPEED_TOL or ahead <= GAP_TOL and v > SPEED_TOL:
                     self._wall_impact(g)
@@ -540,10 +542,9 @@ class FreeCars:
             if not self.open_ends[end]:
                 continue
             gap = self._wall_gaps(g)[end]
-            v, a = g.speed(self.t), g.accel
+            s = 1.0 if end else -1.0  # outward: forward at the front end, back at the rear
+            v, a = s * g.speed(self.t), s * g.accel
             outward = v > SPEED_TOL or v >= -SPEED_TOL and a > 0.0
-            if end == 0:
-                outward = v < -SPEED_TOL or v <= SPEED_TOL and a < 0.0
             if gap <= GAP_TOL and outward:
                 self.reached = ("rear", "front")[end]
                 return True
