@@ -317,6 +317,10 @@ class Network:
             self.switch_index[s["name"]] = i
             self.switches.append(Switch(s["name"], toe, legs,
                                         0 if s["position"] == "normal" else 1, s["panel"]))
+        #: The switch each switch end belongs to (its toe or a leg): one lookup instead of
+        #: a pass over the switches wherever a track end is followed.
+        self.switch_at: dict[tuple[int, int], int] = {
+            end: k for k, sw in enumerate(self.switches) for end in (sw.points, *sw.legs)}
         self.stops: dict[tuple[int, int], float] = {}
         for i, b in enumerate(table["buffer_stops"]):
             bc = root.child("buffer_stops").child(i).child("at")
@@ -387,9 +391,10 @@ class Network:
         partner = self.joined.get((i, 0))
         if partner is not None and partner[1] == 1:
             return partner[0]
-        for s in self.switches:
-            if (i, 0) in s.legs and s.points[1] == 1:
-                return s.points[0]
+        k = self.switch_at.get((i, 0))
+        if k is not None and (i, 0) != self.switches[k].points \
+                and self.switches[k].points[1] == 1:
+            return self.switches[k].points[0]
         return None
 
     def _track(self, r: dict, c: Context, start, heading) -> Track:
@@ -482,12 +487,13 @@ class Network:
         against this leg)."""
         if end in self.joined:
             return self.joined[end]
-        for k, s in enumerate(self.switches):
-            if end == s.points:
-                return s.legs[positions[k]]
-            if end in s.legs:
-                return s.points if s.legs[positions[k]] == end else ("switch", k)
-        return ("stop", self.stops[end])
+        k = self.switch_at.get(end)
+        if k is None:
+            return ("stop", self.stops[end])
+        s = self.switches[k]
+        if end == s.points:
+            return s.legs[positions[k]]
+        return s.points if s.legs[positions[k]] == end else ("switch", k)
 
     def lines(self, positions: list[int], ctx: Context | None = None) -> list[Line]:
         """The lines the network falls into with the switches at ``positions``."""
@@ -544,12 +550,11 @@ class Network:
         positions (both legs from a toe)."""
         if end in self.joined:
             return [self.joined[end]]
-        for s in self.switches:
-            if end == s.points:
-                return list(s.legs)
-            if end in s.legs:
-                return [s.points]
-        return []
+        k = self.switch_at.get(end)
+        if k is None:
+            return []
+        s = self.switches[k]
+        return list(s.legs) if end == s.points else [s.points]
 
     def path(self, track: int, forward: bool, to: int) -> list[tuple[int, bool]] | None:
         """Tracks from ``track`` (run ``forward`` or back) to track ``to``, each
@@ -571,11 +576,10 @@ class Network:
         out = []
         for (t, fwd), (u, ufwd) in zip(chain, chain[1:], strict=False):
             a, b = (t, 1 if fwd else 0), (u, 0 if ufwd else 1)
-            for k, s in enumerate(self.switches):
-                if a == s.points and b in s.legs:
-                    out.append((k, s.legs.index(b)))
-                elif b == s.points and a in s.legs:
-                    out.append((k, s.legs.index(a)))
+            k = self.switch_at.get(a)
+            if k is not None and k == self.switch_at.get(b):  # through switch k: toe to leg
+                s = self.switches[k]
+                out.append((k, s.legs.index(b if a == s.points else a)))
         return out
 
     def directly_joined(self) -> set[tuple[int, int]]:
