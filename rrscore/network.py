@@ -317,6 +317,7 @@ class Network:
             self.switch_index[s["name"]] = i
             self.switches.append(Switch(s["name"], toe, legs,
                                         0 if s["position"] == "normal" else 1, s["panel"]))
+        self._zones: dict[tuple[float, float], list] = {}  # conflict zones found so far
         #: The switch each switch end belongs to (its toe or a leg): one lookup instead of
         #: a pass over the switches wherever a track end is followed.
         self.switch_at: dict[tuple[int, int], int] = {
@@ -601,7 +602,15 @@ class Network:
         lines can collide side-on (at a fouling point, or on tracks too close). Found
         through a grid of cells holding points every metre along each track, so the work
         grows with the network's length, not with its square (one point a metre, fewer
-        on networks longer than 200 km, with the margin widened to match)."""
+        on networks longer than 200 km, with the margin widened to match). Kept per
+        width and margin: a network does not change, and each run of a yard asks again."""
+        key = (width, margin)
+        if key not in self._zones:
+            self._zones[key] = self._find_conflict_zones(width, margin)
+        return list(self._zones[key])
+
+    def _find_conflict_zones(self, width: float, margin: float
+                             ) -> list[tuple[int, float, float, int, float, float]]:
         if len(self.tracks) < 2:
             return []
         total = sum(t.length for t in self.tracks)
