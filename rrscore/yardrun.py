@@ -226,6 +226,15 @@ class YardRun:
         self._regions = self._switch_regions()
         self._zone_regions = self._conflict_regions()
         self._runs_of = [self._runs(li) for li in range(len(self.lines))]
+        self._line_of, self._place = line_of, np.empty(self.n, dtype=int)
+        for m in self.members:
+            self._place[m] = np.arange(m.size)
+        # per line: (retarder, track's place in the line, its stretch in line coordinates)
+        self._retarders_on = [
+            [(r_i, ln.tracks.index(r["track"]),
+              *sorted((ln.coordinate(r["track"], r["from"]), ln.coordinate(r["track"], r["to"]))))
+             for r_i, r in enumerate(self.net.retarders) if r["track"] in ln.tracks]
+            for ln in self.lines]
         self._points = []
         for li in range(len(self.lines)):
             pts = self._point_coordinates(li)
@@ -254,11 +263,8 @@ class YardRun:
         return self._cached
 
     def _locate_car(self, c: int) -> tuple[int, int]:
-        for li, m in enumerate(self.members):
-            hit = np.flatnonzero(m == c)
-            if hit.size:
-                return li, int(hit[0])
-        raise IndexError(c)
+        """Car ``c``'s line and its place among the line's cars (kept while lines stand)."""
+        return int(self._line_of[c]), int(self._place[c])
 
     # ------------------------------------------------------------------ switches
     def _switch_regions(self) -> list[list[tuple[int, float, float]]]:
@@ -376,12 +382,8 @@ class YardRun:
         out = np.zeros(x.size)
         ln, m = self.lines[li], self.members[li]
         cars = self.scenario.cars
-        for r_i, r in enumerate(self.net.retarders):
-            if r["track"] not in ln.tracks:
-                continue
-            k = ln.tracks.index(r["track"])
-            qa, qb = sorted((ln.coordinate(r["track"], r["from"]),
-                             ln.coordinate(r["track"], r["to"])))
+        for r_i, k, qa, qb in self._retarders_on[li]:
+            r = self.net.retarders[r_i]
             h = self.half[m]
             inside = np.clip(np.minimum(x + h, qb) - np.maximum(x - h, qa), 0.0, None)
             cut_of = cars.cut[m]
