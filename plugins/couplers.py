@@ -40,6 +40,10 @@ class SpringDamper(CouplerModel):
         self._table = np.ascontiguousarray(np.broadcast_arrays(
             self.half, self.p.stiffness, self.p.damping, self.p.damping_ramp)).astype(float)
 
+    def kernel_params(self) -> np.ndarray:
+        """Rows: half slack, stiffness, damping, damping ramp."""
+        return self._table
+
     def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
         """Spring on the engagement plus the damper, ramped in over ``damping_ramp``."""
         if np.shape(d) == np.shape(d_dot) == self.half.shape:  # one value per coupling
@@ -73,6 +77,14 @@ def _spring_damper_force(d, d_dot, table):  # pragma: no cover (compiled)
         contact = 1.0 if half == 0.0 else min(abs(engaged) / table[3, i], 1.0)
         out[i] = table[1, i] * engaged + table[2, i] * d_dot[i] * contact
     return out
+
+
+def _spring_damper_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
+    """:attr:`SpringDamper.force_kernel`: no states."""
+    force[:] = _spring_damper_force(d, d_dot, params)
+
+
+SpringDamper.force_kernel = staticmethod(_spring_damper_kernel)
 
 
 def _stick_stiffness() -> Param:
@@ -401,6 +413,12 @@ def _sa3_force_and_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
     return _sa3_force(d, d_dot, z, p), _sa3_rates(d, d_dot, z, p)
 
 
+def _sa3_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
+    """:attr:`SA3DraftGear.force_kernel`: the gear force is the one state."""
+    force[:] = _sa3_force(d, d_dot, z[0], params)
+    dz[0, :] = _sa3_rates(d, d_dot, z[0], params)
+
+
 class SA3DraftGear(HystereticDraftGear):
     """Russian SA-3 automatic coupler with a friction draft gear (such as Sh-1-TM).
 
@@ -487,6 +505,12 @@ class SA3DraftGear(HystereticDraftGear):
     def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
         """As :meth:`HystereticDraftGear.rates`, compiled for the SA-3 curves."""
         return {"gear_force": _sa3_rates(*self._kernel_input(d, d_dot, s))}
+
+    force_kernel = staticmethod(_sa3_kernel)
+
+    def kernel_params(self) -> np.ndarray:
+        """The SA-3 kernels' parameter matrix."""
+        return self._matrix
 
     def force_and_rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
                         ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -721,6 +745,17 @@ class Linear(CouplerModel):
     def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
         """``stiffness * d + damping * d_dot``."""
         return self.p.stiffness * d + self.p.damping * d_dot
+
+    @staticmethod
+    def force_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
+        """:meth:`force` as a loop, for the compiled step loop."""
+        for i in range(d.size):
+            force[i] = params[0, i] * d[i] + params[1, i] * d_dot[i]
+
+    def kernel_params(self) -> np.ndarray:
+        """Rows: stiffness, damping."""
+        return np.ascontiguousarray(np.broadcast_arrays(
+            self.p.stiffness, self.p.damping), dtype=float)
 
     def kinks(self) -> np.ndarray:
         """None."""

@@ -235,6 +235,8 @@ def adhesion_law(
             speed = np.abs(v)
             return np.maximum(a + b / (c + d * speed) - e * speed, 0.0)
 
+        psi.compiled = (0, [a, b, c, d, e], np.zeros(0), np.zeros(0))  # type: ignore[attr-defined]
+
     elif spec.kind == "constant":
         value = _finite(f"{formula}.psi", given["psi"])
         if value < 0.0:
@@ -243,11 +245,16 @@ def adhesion_law(
         def psi(v: np.ndarray) -> np.ndarray:
             return np.full(np.shape(v), value)
 
+        psi.compiled = (1, [value, 0.0, 0.0, 0.0, 0.0], np.zeros(0), np.zeros(0))  # type: ignore[attr-defined]
+
     else:
         speeds, values = _table(formula, given)
 
         def psi(v: np.ndarray) -> np.ndarray:
             return np.interp(np.abs(v), speeds, values)  # holds the end values outside
+
+        psi.compiled = (2, [0.0] * 5, np.asarray(speeds, dtype=float),  # type: ignore[attr-defined]
+                        np.asarray(values, dtype=float))
 
     return psi
 

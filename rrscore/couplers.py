@@ -12,6 +12,7 @@ the force of the whole train is a handful of numpy operations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -55,6 +56,13 @@ class CouplerModel:
     description: ClassVar[str] = ""
     params: ClassVar[dict[str, Param]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
+    #: Optional: :meth:`force` and :meth:`rates` of all the model's couplings as one plain
+    #: function numba compiles, ``force_kernel(d, d_dot, z, params, force, dz)`` (see
+    #: :data:`rrscore.steploop.COUPLER_KERNEL`): it reads the deflections, their rates, the
+    #: states (one row per name in ``states``, in order) and :meth:`kernel_params`, and
+    #: writes the forces and the states' rates. It must compute what ``force`` and
+    #: ``rates`` do; where a train's couplers have one, its steps run compiled.
+    force_kernel: ClassVar[Callable[..., None] | None] = None
 
     def __init__(self, params: list[dict[str, Any]]) -> None:
         self.count = len(params)
@@ -63,6 +71,10 @@ class CouplerModel:
 
     def setup(self) -> None:
         """Called once after the parameter arrays are built."""
+
+    def kernel_params(self) -> np.ndarray:
+        """The parameter table ``force_kernel`` reads, shape ``(rows, count)``."""
+        return np.zeros((0, self.count))
 
     def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
         """Coupler force (tension +) for deflections ``d``, their rates ``d_dot`` and the

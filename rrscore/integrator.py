@@ -28,6 +28,7 @@ from numba import njit
 
 from .dynamics import TrainDynamics
 from .solvers import Solver
+from .steploop import DONE, FULL, StepLoop
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
@@ -93,10 +94,15 @@ class Integrator:
     """
 
     def __init__(self, solver: Solver, dyn: TrainDynamics,
-                 on_segment: Callable[[Segment], None] | None = None) -> None:
+                 on_segment: Callable[[Segment], None] | None = None,
+                 compiled: bool = True) -> None:
         self.solver = solver
         self.dyn = dyn
         self.on_segment = on_segment
+        #: The compiled step loop where the train and solver allow it (and ``compiled``).
+        self.loop = StepLoop.build(solver, dyn) if compiled else None
+        if self.loop is not None:  # the Python path's steps use the compiled pass too
+            solver.fun = self.loop.rhs
         self.event_counts: dict[str, int] = {b.name: 0 for b in dyn.events}
         self._declined: tuple | None = None  # an action refused at a step's start
         #: Set, with :meth:`advance` returning its message, when the drive stops making
@@ -152,7 +158,24 @@ class Integrator:
         failed (the solver then stands at the last good point)."""
         s, dyn = self.solver, self.dyn
         g_old = self._values(s.t, s.y, self._derivative())
+        python_next = False  # the last step's events left values the loop cannot see
         while s.t < t_end:
+            if self.loop is not None and not python_next and self.loop.applies():
+                message = self._watch(s.t)
+                if message is not None:
+                    return message
+                status, segments = self.loop.run(t_end)
+                for seg in segments:
+                    if self.on_segment is not None:
+                        self.on_segment(seg)
+                if status == DONE:
+                    return None
+                if segments:
+                    g_old = self._values(s.t, s.y, self._derivative())
+                if status == FULL:
+                    continue
+                # an event in the next step, or a failure: the Python path takes that step
+            python_next = False
             t0, y0, f0 = s.t, s.y, s.f
             message = self._watch(t0)
             if message is not None:
@@ -226,6 +249,7 @@ class Integrator:
             else:
                 dyn.commit(s.y)
             g_old = self._values(s.t, s.y, self._derivative())
+            python_next = bool(landed)  # the loop would see these values afresh
             for bl, idx in landed:
                 # taken as crossed: put it on the far side so the next step does not
                 # find the same crossing again

@@ -99,7 +99,8 @@ class Run:
             options["jac_sparsity"] = dyn.jac_sparsity()
         with plugin_call(f"solver {sol['method']!r}"):
             self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)
-        self.integrator = Integrator(self.solver, dyn, on_segment=self._segment)
+        self.integrator = Integrator(self.solver, dyn, on_segment=self._segment,
+                                     compiled=sol["compiled"])
         auto = cfg["autodriver"]
         self.driver = DriverProgram(scenario.actions, tr, dyn,
                                     None if auto["mode"] == "off"

@@ -97,6 +97,10 @@ SCENARIO_SCHEMA = {
         "max_step": Param("s", 0.5, "largest step (adaptive)", min=0.0, exclusive_min=True),
         "control_step": Param("s", 0.05, "period of plugin steps and driver actions", min=0.0,
                               exclusive_min=True),
+        "compiled": Param(kind=bool, default=True,
+                          doc="take rk45's steps in the compiled step loop where the train "
+                          "allows it (see the README); false keeps every step on the Python "
+                          "path, the reference"),
     }),
     "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
     "autodriver": Section(AUTODRIVER_SCHEMA, "the built-in driver (see rrscore/autodriver.py)"),

@@ -383,6 +383,13 @@ _DP_P = np.array([
 ])
 
 
+def dp_dense(t: float, t0: float, h: float, y0: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """The Dormand-Prince continuous extension at ``t`` in the step of size ``h`` from
+    ``(t0, y0)`` whose seven stages are the rows of ``ks``."""
+    s = (t - t0) / h
+    return y0 + _weighted(h, _DP_P @ np.array([s, s * s, s ** 3, s ** 4]), ks)
+
+
 class DormandPrince45(_Adaptive):
     """Dormand–Prince 5(4): adaptive step with embedded error estimate (as ode45/RK45).
 
@@ -422,8 +429,7 @@ class DormandPrince45(_Adaptive):
         if self._last is None:
             return self.y.copy()
         t0, y0, *_, (h, ks) = self._last
-        s = (t - t0) / h
-        return y0 + _weighted(h, _DP_P @ np.array([s, s * s, s ** 3, s ** 4]), ks)
+        return dp_dense(t, t0, h, y0, ks)
 
     def dense_derivative(self, t: float) -> np.ndarray:
         """Time derivative of :meth:`dense` at ``t`` (``f`` before any step)."""

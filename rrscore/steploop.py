@@ -1,0 +1,568 @@
+"""The step loop between control steps, compiled.
+
+Between two control steps nothing a plugin returns changes, so the solver's steps
+need no Python at all where every piece of the right-hand side has a compiled
+form. :class:`StepLoop` then takes the Dormand–Prince steps in one numba call
+(cached on disk): the stages, the right-hand side (the coupler models' kernels,
+the vehicle plugins' compiled ``state_rates``, :func:`rrscore.compiled.body_rates`),
+the error norm relative to the train's mean motion, the step-size control, and
+the event functions after every step. Its arithmetic is the Python path's
+(:class:`~rrscore.solvers.DormandPrince45` on :meth:`TrainDynamics.rhs
+<rrscore.dynamics.TrainDynamics.rhs>`, the same compiled pieces in the same order),
+so both take the same steps.
+
+The loop hands back to :class:`~rrscore.integrator.Integrator` whenever the
+Python path has something to do: an event function changed sign in a step (the
+step is not taken; the integrator takes it again and locates the event), a
+stage was not finite or the step size collapsed (the integrator repeats the step
+and reports the failure), or its buffer of steps is full. The steps it took are
+handed on as :class:`~rrscore.integrator.Segment` objects with the method's own
+dense output, so outputs are sampled as before.
+
+When it applies (:meth:`StepLoop.applies`): the ``rk45`` solver; every axle
+rolling and no extra lookups of the route (the compiled body pass applies); no
+air brake; every coupling coupled, in one coupler model that has a compiled
+``force_kernel`` (the shipped ``spring_damper``, ``sa3`` and ``linear`` do); every
+vehicle plugin's states written as a compiled ``state_rates`` (at most
+:data:`MAX_STATE_BATCHES` vehicle types with states); adhesion laws of the shipped
+forms. Anything else runs on the Python path, which stays the reference. The
+scenario key ``solver.compiled = false`` forces the Python path.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit, types
+from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.experimental import structref
+
+from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
+from .solvers import (
+    _DP_A,
+    _DP_B,
+    _DP_C,
+    _DP_E,
+    MIN_STEP,
+    DormandPrince45,
+    _max_ratio,
+    _stage_state,
+    _weighted,
+    dp_dense,
+)
+from .wheelsets import _margins
+
+if TYPE_CHECKING:
+    from .dynamics import TrainDynamics
+    from .integrator import Segment
+
+# The plugins' functions reach the loop as first-class functions (numba calls the feature
+# experimental); the loop is held to the Python path by tests, so the notice is noise.
+warnings.filterwarnings("ignore", "First-class function type", NumbaExperimentalFeatureWarning)
+
+#: Vehicle types with states that the compiled loop serves at most (a train has a few).
+MAX_STATE_BATCHES = 4
+#: Steps the loop takes before it hands them to Python.
+BUFFER_STEPS = 32
+
+#: The signature of ``CouplerModel.force_kernel``: ``(d, d_dot, z, params, force, dz)``:
+#: deflections and their rates of the model's couplings, its states ``z`` (one row per
+#: state), its parameter table; it writes the forces (tension +) and the states' rates.
+COUPLER_KERNEL = types.void(types.float64[::1], types.float64[::1], types.float64[:, ::1],
+                            types.float64[:, ::1], types.float64[::1],
+                            types.float64[:, ::1])
+
+_COUPLER_FN = types.FunctionType(COUPLER_KERNEL)
+_STATES_FN = types.FunctionType(STATE_RATES)
+
+# The Dormand-Prince stage coefficients as one table (row i: the coefficients of stage i).
+_A = np.zeros((7, 6))
+for _i, _row in enumerate(_DP_A):
+    _A[_i, :_row.size] = _row
+
+# Status of a call of the loop.
+DONE, CROSSING, PYTHON, FULL = 0, 1, 2, 3
+
+
+def _no_coupler(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
+    for i in range(force.size):
+        force[i] = 0.0
+
+
+def _no_states(t, v, s, inputs, ds):  # pragma: no cover (compiled)
+    pass
+
+
+@structref.register
+class _KernelsType(types.StructRef):
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class _Kernels(structref.StructRefProxy):
+    """The plugins' compiled functions, held where the compiled loop can call them (a
+    function handed to numba from Python costs tens of microseconds per call; a struct
+    holding it, about one). Shared, never copied: a run's snapshot keeps it as is."""
+
+    def __deepcopy__(self, memo: dict) -> _Kernels:
+        return self
+
+
+structref.define_proxy(_Kernels, _KernelsType, ["coupler", "states"])
+_KERNELS_TYPE = _KernelsType([("coupler", _COUPLER_FN),
+                              ("states", types.UniTuple(_STATES_FN, MAX_STATE_BATCHES))])
+
+
+@njit(_KERNELS_TYPE(_COUPLER_FN, types.UniTuple(_STATES_FN, MAX_STATE_BATCHES)), cache=True)
+def _make_kernels(coupler, states):  # pragma: no cover (compiled)
+    k = structref.new(_KERNELS_TYPE)
+    k.coupler = coupler
+    k.states = states
+    return k
+
+
+# ------------------------------------------------------------- right-hand side
+@njit(cache=True)
+def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled)
+    """Coupler forces into ``cf`` and the coupler states' rates into ``dy`` (as
+    :meth:`Couplings.force_and_rates <rrscore.couplers.Couplings.force_and_rates>`)."""
+    sx, sv, nc, z0, zk, rigid = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5]
+    if nc == 0:
+        return
+    if rigid:  # nothing deflects; the body pass fills in the forces
+        for i in range(nc):
+            cf[i] = 0.0
+        for i in range(z0, z0 + zk * nc):
+            dy[i] = 0.0
+        return
+    nominal = ctable[0]
+    d = np.empty(nc)
+    d_dot = np.empty(nc)
+    for i in range(nc):
+        d[i] = y[sx + i] - y[sx + i + 1] - nominal[i]
+        d_dot[i] = y[sv + i] - y[sv + i + 1]
+    z = np.ascontiguousarray(y[z0:z0 + zk * nc]).reshape((zk, nc))
+    dz = dy[z0:z0 + zk * nc].reshape((zk, nc))
+    kern.coupler(d, d_dot, z, ctable[1:], cf, dz)
+
+
+@njit(cache=True)
+def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies,
+         held, frozen, direction):  # pragma: no cover (compiled)
+    """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
+    couplers, the vehicle plugins' states, then the body pass."""
+    _coupler_forces(y, dy, cf, kern, lay, ctable)
+    sv = lay[1]
+    for b in range(vs_lay.shape[0]):
+        first, count, row0, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 2], vs_lay[b, 3]
+        v = np.empty(count)
+        for j in range(count):
+            v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
+        s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
+        kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
+    idx, knots, tables, static, axle_vehicle, inv_radius = bodies
+    body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
+               axle_vehicle, inv_radius, lay[5] == 1)
+
+
+# ---------------------------------------------------------------------- events
+@njit(cache=True)
+def _psi(law, coef, speeds, values, v):  # pragma: no cover (compiled)
+    """Adhesion coefficient of the shipped forms (:func:`rrscore.adhesion.adhesion_law`):
+    0 hyperbolic, 1 constant, 2 table."""
+    speed = abs(v)
+    if law == 0:
+        return max(coef[0] + coef[1] / (coef[2] + coef[3] * speed) - coef[4] * speed, 0.0)
+    if law == 1:
+        return coef[0]
+    return np.interp(speed, speeds, values)
+
+
+@njit(cache=True)
+def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, laws_speeds,
+            laws_values, kinks, ctable, break_force, coupler_watch):  # pragma: no cover
+    """The event functions the Python path watches in the common case, one after the
+    other into ``g``: standstill of the vehicles held by friction, the slip
+    margins of the loaded axles (if any), the couplings' slack edges, their break
+    margins (if any is watched). ``cf``: the coupler forces at ``y`` (from its right-hand
+    side). Returns how many entries it wrote."""
+    sx, sv, nc, nv = lay[0], lay[1], lay[2], lay[6]
+    # standstill: always written (1 where no friction holds a vehicle), so the entries
+    # stay in place as the held vehicles change
+    for i in range(nv):
+        g[i] = y[sv + i] * direction[i] if frozen[i] else 1.0
+    n = nv
+    if lay[8]:  # slip margins of the loaded axles
+        k = slip[0].astype(np.int64)
+        veh = slip[1].astype(np.int64)
+        na = lay[9]
+        m = k.size
+        v = np.empty(m)
+        a = np.empty(m)
+        psi = np.empty(m)
+        for j in range(m):
+            v[j] = y[sv + veh[j]]
+            a[j] = f[sv + veh[j]]
+            law = slip_laws[j]
+            size = int(laws_coef[law, 6])
+            psi[j] = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6],
+                          laws_speeds[law, :size], laws_values[law, :size], v[j])
+        margins = _margins(na, k, v, a, psi, slip[6], slip[7], slip[2], slip[3], slip[4],
+                           slip[5])
+        for j in range(na):
+            g[n + j] = margins[j]
+        n += na
+    if lay[10]:  # slack edges: deflection less each kink, per coupling
+        nominal = ctable[0]
+        nk = kinks.shape[1]
+        for i in range(nc):
+            d = y[sx + i] - y[sx + i + 1] - nominal[i]
+            for j in range(nk):
+                g[n + i * nk + j] = d - kinks[i, j]
+        n += nc * nk
+    if lay[11]:  # break margins
+        for i in range(nc):
+            g[n + i] = break_force[i] - cf[i] if coupler_watch[i] else 1.0
+        n += nc
+    return n
+
+
+@njit(cache=True)
+def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
+    """Whether an entry of the first ``n`` fell through zero or, for the slack edges
+    (entries ``both_from`` to ``both_to``), rose through it: as
+    :func:`rrscore.integrator._any_crossing`."""
+    for i in range(n):
+        if g0[i] > 0.0 and g1[i] < 0.0:
+            return True
+        if both_from <= i < both_to and g0[i] < 0.0 and g1[i] > 0.0:
+            return True
+    return False
+
+
+# ------------------------------------------------------------------- the loop
+@njit(cache=True)
+def _reference(y, ref, lay, weights, axle_radius):  # pragma: no cover (compiled)
+    """:meth:`TrainDynamics.reference <rrscore.dynamics.TrainDynamics.reference>` into
+    ``ref`` (zero outside the velocity and spin blocks)."""
+    sv, nv, somega, na = lay[1], lay[6], lay[12], lay[9]
+    mean = dot(weights, y[sv:sv + nv])
+    for i in range(nv):
+        ref[sv + i] = mean
+    for k in range(na):
+        ref[somega + k] = mean / axle_radius[k]
+
+
+@njit(cache=True)
+def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
+             kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen,
+             direction, has_friction, slip, slip_laws, laws_coef, laws_speeds,
+             laws_values, kinks, break_force, coupler_watch,
+             T, Y, F, KS, counts):  # pragma: no cover (compiled)
+    """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as
+    :meth:`rrscore.solvers._Adaptive._step` and :meth:`DormandPrince45._trial
+    <rrscore.solvers.DormandPrince45._trial>` take them. Step ``j`` goes from row ``j``
+    to row ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``.
+
+    Returns ``(status, steps taken, next step size)``; ``counts`` gets the right-hand
+    side evaluations and rejected trials of the steps taken."""
+    n = Y.shape[1]
+    nc = lay[2]
+    cf = np.empty(max(nc, 0))
+    nk = kinks.shape[1]
+    g_size = lay[6] + lay[9] + nc * nk + nc
+    g0 = np.empty(g_size)
+    g1 = np.empty(g_size)
+    slack_from = lay[6] + (lay[9] if lay[8] else 0)
+    slack_to = slack_from + (nc * nk if lay[10] else 0)
+    ref = np.zeros(n)
+    mag0 = np.empty(n)
+    y = Y[0]
+    f = F[0]
+    if lay[11]:  # the break margins need the coupler forces at the start
+        _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
+             bodies, held, frozen, direction)
+    ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
+                 laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+    exponent = -1.0 / 5.0
+    steps = 0
+    while t < t_end:
+        if steps == max_steps:
+            return FULL, steps, h_next
+        y = Y[steps]
+        f = F[steps]
+        ks = KS[steps]
+        _reference(y, ref, lay, weights, axle_radius)
+        for c in range(n):
+            mag0[c] = abs(y[c] - ref[c])
+        h = min(h_next, max_step)
+        rejected = False
+        step_fev = 0
+        step_rej = 0
+        while True:
+            last = t + h >= t_end
+            if last:
+                h = t_end - t
+            ks[0, :] = f
+            for i in range(1, 6):
+                state, finite = _stage_state(y, h, _A[i], ks, i)
+                if not finite:
+                    return PYTHON, steps, h_next
+                _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay,
+                     vs_index, vs_sign, inputs, bodies, held, frozen, direction)
+            y1, finite = _stage_state(y, h, _DP_B, ks, 6)
+            if not finite:
+                return PYTHON, steps, h_next
+            _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                 inputs, bodies, held, frozen, direction)
+            step_fev += 6
+            err = _weighted(h, _DP_E, ks)
+            for c in range(n):
+                if not (np.isfinite(ks[6, c]) and np.isfinite(err[c])):
+                    return PYTHON, steps, h_next
+            _reference(y1, ref, lay, weights, axle_radius)
+            norm = _max_ratio(err, atol, rtol, mag0, y1, ref)
+            t1 = t_end if last else t + h
+            if norm <= 1.0:
+                break
+            factor = max(0.2, 0.9 * norm ** exponent)
+            step_rej += 1
+            rejected = True
+            h *= factor
+            if h < MIN_STEP * max(1.0, abs(t)):
+                return PYTHON, steps, h_next
+        # accepted: if an event function changed sign in it, the Python path takes it
+        ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
+                     laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+        if _crossing(g0, g1, ng, slack_from, slack_to):
+            return CROSSING, steps, h_next
+        if not last:
+            factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
+            if rejected:
+                factor = min(factor, 1.0)
+            h_next = min(h * factor, max_step)
+        counts[0] += step_fev
+        counts[1] += step_rej
+        steps += 1
+        T[steps] = t1
+        Y[steps] = y1
+        F[steps] = ks[6]
+        t = t1
+        g0, g1 = g1, g0  # as the Python path: the values before the commit below
+        # as Bodies.commit: friction directions held from the new state
+        for i in range(lay[6]):
+            v = y1[lay[1] + i]
+            direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+            frozen[i] = has_friction[i] and direction[i] != 0.0
+    return DONE, steps, h_next
+
+
+# --------------------------------------------------------------- Python side
+def _law_row(law: Callable) -> tuple[list[float], np.ndarray, np.ndarray] | None:
+    """An adhesion law's compiled form (:func:`_psi`): its row and table, or None."""
+    form = getattr(law, "compiled", None)
+    if form is None:
+        return None
+    kind, coef, speeds, values = form
+    return [float(kind), *coef, float(len(speeds))], speeds, values
+
+
+class StepLoop:
+    """The compiled step loop bound to one run's solver and dynamics.
+
+    Built by :meth:`build`, which returns None where the train or the solver can never
+    use it; :meth:`applies` says whether it can now (modes change at events).
+    """
+
+    def __init__(self, solver: DormandPrince45, dyn: TrainDynamics,
+                 coupler: Kernel | None, coupler_params: np.ndarray,
+                 state_kernels: list[Kernel], laws: list) -> None:
+        self.solver, self.dyn = solver, dyn
+        tr, cp, vs = dyn.train, dyn.couplings, dyn.vehicle_states
+        no_states = compile_kernel(_no_states)
+        calls = [k.call for k in state_kernels]
+        calls += [no_states.call] * (MAX_STATE_BATCHES - len(calls))
+        self._kernels = _make_kernels(
+            (coupler or compile_kernel(_no_coupler, COUPLER_KERNEL)).call, tuple(calls))
+        nc = dyn.n - 1
+        zk, z0 = 0, 0
+        if cp.count and cp.state_slices[0]:
+            blocks = list(cp.state_slices[0].values())  # laid end to end, in order
+            zk, z0 = len(blocks), blocks[0].start
+        self._z = (z0, zk)
+        self._ctable = np.ascontiguousarray(np.vstack([cp.nominal[None, :] if nc > 0
+                                                       else np.zeros((1, 0)),
+                                                       coupler_params]), dtype=float)
+        # the vehicle plugins' states: where each batch's vehicles and states are
+        index, sign, rows = [], [], []
+        first = 0
+        for b, (block, shape) in zip(vs.batches, vs._rows, strict=True):
+            idx = np.asarray(b.model.index, dtype=np.int64)
+            index.append(idx)
+            sign.append(tr.orientation[idx].astype(float))
+            rows.append([first, idx.size, block.start, shape[0]])
+            first += idx.size
+        self._vs_lay = np.array(rows, dtype=np.int64).reshape(-1, 4)
+        self._vs_index = np.concatenate(index) if index else np.zeros(0, dtype=np.int64)
+        self._vs_sign = np.concatenate(sign) if sign else np.zeros(0)
+        pad = [np.zeros((0, 0))] * (MAX_STATE_BATCHES - len(vs.inputs))
+        self._inputs = tuple(np.ascontiguousarray(a) for a in vs.inputs) + tuple(pad)
+        c = dyn.compiled
+        self._bodies = (c._idx, c._knots, c._tables, c._static, *c._axles)
+        # adhesion laws, one row each: kind, five coefficients, table length
+        size = max([len(s) for _, s, _ in laws] + [1])
+        self._laws_coef = np.array([row for row, _, _ in laws], dtype=float).reshape(-1, 7)
+        self._laws_speeds = np.zeros((len(laws), size))
+        self._laws_values = np.zeros((len(laws), size))
+        for i, (_, s, v) in enumerate(laws):
+            self._laws_speeds[i, :len(s)] = s
+            self._laws_values[i, :len(v)] = v
+        if not len(laws):
+            self._laws_coef = np.zeros((1, 7))
+            self._laws_speeds = self._laws_values = np.zeros((1, 1))
+        self._kinks = (np.ascontiguousarray(cp._kinks, dtype=float)
+                       if nc > 0 and not dyn.rigid and hasattr(cp, "_kinks")
+                       else np.zeros((max(nc, 0), 0)))
+        self._atol_rtol: tuple[np.ndarray, np.ndarray] | None = None
+        n = dyn.size
+        self._T = np.empty(BUFFER_STEPS + 1)
+        self._Y = np.empty((BUFFER_STEPS + 1, n))
+        self._F = np.empty((BUFFER_STEPS + 1, n))
+        self._KS = np.empty((BUFFER_STEPS, 7, n))
+        self._counts = np.zeros(2, dtype=np.int64)
+        #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
+        self.failed = False
+        #: Steps the loop has taken in this run.
+        self.steps_taken = 0
+        self._advance = _advance
+        self._cf = np.empty(max(nc, 0))
+        self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
+                                 dtype=np.int64)
+
+    @classmethod
+    def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
+        """The loop for ``solver`` on ``dyn``, or None where it can never serve them."""
+        if type(solver) is not DormandPrince45 or solver.reference != dyn.reference:
+            return None
+        if dyn.airbrake is not None or not dyn.compiled.possible:
+            return None
+        vs, cp = dyn.vehicle_states, dyn.couplings
+        if len(vs.batches) > MAX_STATE_BATCHES:
+            return None
+        if any(k is None or not k.compiled for k in vs.kernels):
+            return None
+        coupler, params = None, np.zeros((0, max(dyn.n - 1, 0)))
+        if dyn.n > 1 and not dyn.rigid:
+            if len(cp.groups) != 1:
+                return None
+            model = cp.groups[0][0]
+            if getattr(model, "force_kernel", None) is None:
+                return None
+            coupler = compile_kernel(type(model).force_kernel, COUPLER_KERNEL)
+            if not coupler.compiled:
+                return None
+            params = np.ascontiguousarray(model.kernel_params(), dtype=float)
+        laws = [_law_row(law) for law in dyn.train.adhesion_laws]
+        if any(row is None for row in laws):
+            return None
+        known = {"standstill", "wheel stops", "slip", "re-adhesion", "slack edge",
+                 "coupler break", "contact"}
+        if any(b.name not in known for b in dyn.events):
+            return None
+        return cls(solver, dyn, coupler, params, [k for k in vs.kernels], laws)
+
+    def rhs(self, t: float, y: np.ndarray) -> np.ndarray:
+        """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` in one compiled
+        call while the loop applies (the same arithmetic), else the dynamics' own."""
+        dyn = self.dyn
+        if not self.applies():
+            return dyn.rhs(t, y)
+        dy = np.empty(y.size)
+        b = dyn.bodies
+        try:
+            _rhs(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
+                 self._vs_lay, self._vs_index, self._vs_sign, self._inputs, self._bodies,
+                 b.held, b.frozen, b.direction)
+        except Exception:  # a plugin's kernel raised: its Python call names it and the time
+            self.failed = True
+            return dyn.rhs(t, y)
+        return dy
+
+    def applies(self) -> bool:
+        """Whether the loop stands for the Python path now: every axle rolling and every
+        coupling coupled (modes that change only at events)."""
+        return (not self.failed and self.dyn._use_compiled
+                and self.dyn.couplings.all_coupled)
+
+    def run(self, t_end: float) -> tuple[int, list[Segment]]:
+        """Steps from the solver's state towards ``t_end``, committed to the solver; the
+        status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`) and the
+        steps taken, as segments with the method's dense output."""
+        from .integrator import Segment
+
+        s, dyn = self.solver, self.dyn
+        if s.f is None:
+            s.f = s._eval(s.t, s.y)
+        if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
+            self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
+                np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
+        b, w, cp = dyn.bodies, dyn.wheelsets, dyn.couplings
+        T, Y, F, KS = self._T, self._Y, self._F, self._KS
+        T[0], Y[0], F[0] = s.t, s.y, s.f
+        na = dyn.na
+        loaded = w.loaded_axles
+        slip_on = bool(loaded.size)
+        if slip_on:
+            slip = np.vstack([loaded.astype(float), w._loaded_vehicle.astype(float),
+                              *w._loaded])
+            laws = dyn.train.axle_law[loaded].astype(np.int64)
+        else:
+            slip, laws = np.zeros((8, 0)), np.zeros(0, dtype=np.int64)
+        nc = dyn.n - 1
+        watch = (np.isfinite(cp.break_force) & cp.coupled) if nc > 0 else np.zeros(0, bool)
+        break_on = bool(watch.any()) and not dyn.rigid
+        z0, zk = self._z
+        lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n, 0,
+                        int(slip_on), na, int(self._kinks.shape[1] > 0 and nc > 0),
+                        int(break_on), dyn.somega.start], dtype=np.int64)
+        # copies: the loop holds friction directions from each new state (as the bodies'
+        # commit does), and the bodies take them from the state it ends at
+        direction = np.array(b.direction, dtype=float)
+        frozen = np.array(b.frozen, dtype=np.bool_)
+        counts = self._counts
+        counts[:] = 0
+        try:
+            status, steps, h = self._advance(
+            s.t, t_end, s.h, s.max_step, BUFFER_STEPS, *self._atol_rtol,
+            dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
+            self._vs_lay, self._vs_index, self._vs_sign, self._inputs, self._bodies,
+            b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
+            self._laws_speeds, self._laws_values, self._kinks,
+            np.where(np.isfinite(cp.break_force), cp.break_force, 0.0) if nc > 0
+            else np.zeros(0), watch, T, Y, F, KS, counts)
+        except Exception:  # a plugin's kernel raised: its Python call names it and the time
+            self.failed = True
+            return PYTHON, []
+        segments = []
+        if steps:
+            for j in range(steps):
+                t0, t1 = float(T[j]), float(T[j + 1])
+                dense = partial(dp_dense, t0=t0, h=t1 - t0, y0=Y[j].copy(), ks=KS[j].copy())
+                segments.append(Segment(t0, Y[j].copy(), F[j].copy(), t1, Y[j + 1].copy(),
+                                        F[j + 1].copy(), dense))
+            last = segments[-1]
+            s._last = (last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
+                       (last.t1 - last.t0, KS[steps - 1].copy()))
+            s.t_old, s.y_old, s.f_old = last.t0, last.y0, last.f0
+            s.t, s.y, s.f = last.t1, last.y1, last.f1
+            s.nsteps += steps
+            self.steps_taken += steps
+            s.nfev += int(counts[0])
+            s.nrejected += int(counts[1])
+            s.h = h
+            dyn.commit(s.y)
+        return status, segments

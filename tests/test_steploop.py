@@ -1,0 +1,81 @@
+"""The compiled step loop (rrscore.steploop) against the Python path, the reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rrscore
+from rrscore.run import Run
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = sorted((ROOT / "configs" / "scenarios").glob("*.toml")) + [
+    ROOT / "examples" / "shunter" / "scenario.toml"]
+#: Scenarios whose train the compiled loop serves in their first seconds: the test fails
+#: if it silently stops serving them. (The others have air brakes, cars that are not
+#: coupled, or axles held by brakes that slide.)
+SERVED = {"freight_50", "freight_50_timetable", "runout_100", "runin_100", "impact_1ms",
+          "rigid_40km", "simple_loco_level", "calibration_coastdown"}
+#: Each drive is cut to this much simulated time, so the suite stays short.
+MAX_TIME = 90.0
+
+
+def _load(path: Path, compiled: bool) -> rrscore.Scenario:
+    sc = rrscore.load_scenario(path, plugin_dirs=[path.parent] if "examples" in path.parts
+                               else ())
+    max_time = min(sc.config["stop"]["max_time"], MAX_TIME)
+    return sc.with_values({"solver.compiled": compiled, "stop.max_time": max_time})
+
+
+def _name(path: Path) -> str:
+    return path.stem if path.parent.name == "scenarios" else path.parent.name
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=_name)
+def test_every_shipped_scenario_drives_the_same_compiled_and_on_the_python_path(path):
+    fast = rrscore.Drive(_load(path, True)).run()
+    ref = rrscore.Drive(_load(path, False)).run()
+    # positions within 1 mm at every sample, over the same samples
+    np.testing.assert_array_equal(fast.series["time_s"], ref.series["time_s"])
+    for col in ("position_m", "front_m", "rear_m"):
+        np.testing.assert_allclose(fast.series[col], ref.series[col], rtol=0, atol=1e-3)
+    # coupler force extremes within 0.5 %
+    for key in ("max_coupler_tension_N", "max_coupler_compression_N"):
+        a, b = fast.summary[key], ref.summary[key]
+        if a is None or b is None:
+            assert a == b
+        else:
+            assert abs(a - b) <= 0.005 * max(abs(b), 1.0), (key, a, b)
+    assert fast.summary["events"] == ref.summary["events"]
+    assert fast.summary["stop_reason"] == ref.summary["stop_reason"]
+
+
+@pytest.mark.parametrize("name", sorted(SERVED))
+def test_the_compiled_loop_serves_the_shipped_trains_it_is_meant_for(name):
+    run = Run(_load(ROOT / "configs" / "scenarios" / f"{name}.toml", True))
+    assert run.integrator.loop is not None
+    run.advance(5.0)
+    assert run.integrator.loop.steps_taken > 0
+
+
+def test_an_air_braked_train_and_a_forced_python_path_have_no_compiled_loop():
+    path = ROOT / "configs" / "scenarios" / "brake_service_80.toml"
+    assert Run(_load(path, True)).integrator.loop is None
+    freight = ROOT / "configs" / "scenarios" / "freight_50.toml"
+    assert Run(_load(freight, False)).integrator.loop is None
+
+
+@pytest.mark.parametrize("name", ["freight_50", "runout_100", "rigid_40km"])
+def test_the_compiled_right_hand_side_is_the_components_one(name):
+    run = Run(_load(ROOT / "configs" / "scenarios" / f"{name}.toml", True))
+    run.advance(3.0)
+    loop, dyn, y = run.integrator.loop, run.dyn, run.solver.y
+    assert loop.applies()
+    fast = loop.rhs(run.solver.t, y)
+    np.testing.assert_array_equal(fast, dyn.rhs(run.solver.t, y))  # the same arithmetic
+    # and the components' reference, to rounding (sums taken in another order)
+    ref = dyn.rhs_components(run.solver.t, y)
+    scale = np.maximum(np.abs(ref), 1e-9)
+    assert np.max(np.abs(fast - ref) / scale) < 1e-9
