@@ -50,6 +50,10 @@ class CouplerModel:
     ``s`` of arrays (``s.gear_force``) and ``rates`` returns their time
     derivatives. Both are pure functions of their arguments: the solver calls
     them at trial states it may throw away.
+
+    Optionally, ``force_kernel`` gives both as one plain function numba compiles
+    (with :meth:`kernel_params`): then a train's whole steps can run compiled
+    (:mod:`rrscore.steploop`).
     """
 
     type_name: ClassVar[str] = ""
