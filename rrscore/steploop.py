@@ -42,6 +42,7 @@ from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.experimental import structref
 
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
+from .errors import interruption_behind
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -487,7 +488,10 @@ class StepLoop:
             _rhs(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
                  self._vs_lay, self._vs_index, self._vs_sign, self._inputs, self._bodies,
                  b.held, b.frozen, b.direction)
-        except Exception:  # a plugin's kernel raised: its Python call names it and the time
+        except Exception as exc:  # a plugin's kernel raised: its Python call names it
+            interruption = interruption_behind(exc)  # a signal met in compiled code
+            if interruption is not None:
+                raise interruption from None
             self.failed = True
             return dyn.rhs(t, y)
         return dy
@@ -544,7 +548,10 @@ class StepLoop:
             self._laws_speeds, self._laws_values, self._kinks,
             np.where(np.isfinite(cp.break_force), cp.break_force, 0.0) if nc > 0
             else np.zeros(0), watch, T, Y, F, KS, counts)
-        except Exception:  # a plugin's kernel raised: its Python call names it and the time
+        except Exception as exc:  # a plugin's kernel raised: its Python call names it
+            interruption = interruption_behind(exc)  # a signal met in compiled code
+            if interruption is not None:
+                raise interruption from None
             self.failed = True
             return PYTHON, []
         segments = []

@@ -190,10 +190,12 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
     # A signal handler that raises while a numba function hands back its result makes
     # CPython raise SystemError("... returned a result with an exception set") caused by
     # the handler's Interrupted. Made to happen here on purpose, in a coupler model and in
-    # the framework's own compiled pass: both end as the signal would, never as a failure.
+    # the framework's own compiled pass (on the Python path), and in the compiled step
+    # loop: all end as the signal would, never as a failure.
     from rrscore import Drive, load_scenario
     from rrscore.compiled import CompiledBodies
     from rrscore.errors import Interrupted
+    from rrscore import steploop
 
     def interrupted_in_compiled_code(*args, **kwargs):
         try:
@@ -202,9 +204,21 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
             raise SystemError("CPUDispatcher(...) returned a result with an exception set") \
                 from exc
 
-    for target in ("coupler", "compiled pass"):
-        drive = Drive(load_scenario(FREIGHT))
+    for target in ("coupler", "compiled pass", "step loop"):
+        scenario = load_scenario(FREIGHT)
+        if target != "step loop":  # the Python path calls them at every stage
+            scenario = scenario.with_values({"solver.compiled": False})
         calls = {"n": 0}
+        if target == "step loop":  # inside the loop's own guard, which must let it through
+            original = steploop._advance
+
+            def once(*args, original=original, calls=calls):
+                calls["n"] += 1
+                if calls["n"] == 500:
+                    interrupted_in_compiled_code()
+                return original(*args)
+            monkeypatch.setattr(steploop, "_advance", once)
+        drive = Drive(scenario)
         if target == "coupler":
             model = drive.train.couplings.groups[0][0]
             original = model.force_and_rates
@@ -215,7 +229,7 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
                     interrupted_in_compiled_code()
                 return original(*args, **kwargs)
             monkeypatch.setattr(model, "force_and_rates", once)
-        else:
+        elif target == "compiled pass":
             original = CompiledBodies.rates
 
             def once(self, *args, original=original, calls=calls):
