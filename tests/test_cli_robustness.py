@@ -192,10 +192,9 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
     # the handler's Interrupted. Made to happen here on purpose, in a coupler model and in
     # the framework's own compiled pass (on the Python path), and in the compiled step
     # loop: all end as the signal would, never as a failure.
-    from rrscore import Drive, load_scenario
+    from rrscore import Drive, load_scenario, steploop
     from rrscore.compiled import CompiledBodies
     from rrscore.errors import Interrupted
-    from rrscore import steploop
 
     def interrupted_in_compiled_code(*args, **kwargs):
         try:
