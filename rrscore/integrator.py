@@ -28,7 +28,6 @@ from numba import njit
 
 from .dynamics import TrainDynamics
 from .solvers import Solver
-from .steploop import DONE, FULL, StepLoop
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
@@ -99,6 +98,8 @@ class Integrator:
         self.solver = solver
         self.dyn = dyn
         self.on_segment = on_segment
+        from .steploop import StepLoop  # it builds on this module's event rules
+
         #: The compiled step loop where the train and solver allow it (and ``compiled``).
         self.loop = StepLoop.build(solver, dyn) if compiled else None
         if self.loop is not None:  # the Python path's steps use the compiled pass too
@@ -157,25 +158,34 @@ class Integrator:
         """Integrate to exactly ``t_end``. Returns None, or the solver's message if a step
         failed (the solver then stands at the last good point)."""
         s, dyn = self.solver, self.dyn
-        g_old = self._values(s.t, s.y, self._derivative())
+        g_old = None  # the event values at the step's start, taken when the Python path steps
         python_next = False  # the last step's events left values the loop cannot see
         while s.t < t_end:
             if self.loop is not None and not python_next and self.loop.applies():
                 message = self._watch(s.t)
                 if message is not None:
                     return message
-                status, segments = self.loop.run(t_end)
+                loop = self.loop
+                status, segments = loop.run(t_end)
+                if loop.edges:
+                    self.event_counts["slack edge"] += loop.edges
                 for seg in segments:
                     if self.on_segment is not None:
                         self.on_segment(seg)
-                if status == DONE:
+                if status == loop.DONE:
                     return None
                 if segments:
                     g_old = self._values(s.t, s.y, self._derivative())
-                if status == FULL:
+                    for b, blk in enumerate(dyn.events):
+                        if blk.name == "slack edge" and g_old[b] is not None:
+                            # where the loop left them: edges just reached are beyond
+                            g_old[b] = loop._g_out.copy()
+                if status == loop.FULL:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step
             python_next = False
+            if g_old is None:
+                g_old = self._values(s.t, s.y, self._derivative())
             t0, y0, f0 = s.t, s.y, s.f
             message = self._watch(t0)
             if message is not None:

@@ -383,11 +383,23 @@ _DP_P = np.array([
 ])
 
 
+@njit(cache=True)
+def dp_dense_weights(s):  # pragma: no cover (compiled)
+    """The weights of the seven stages in the continuous extension at ``s`` (the step's
+    fraction): ``_DP_P @ [s, s^2, s^3, s^4]`` as a plain loop, so the compiled step loop
+    (:mod:`rrscore.steploop`) locates events on the very same values."""
+    powers = np.array([s, s * s, s ** 3, s ** 4])
+    out = np.zeros(7)
+    for k in range(7):
+        for p in range(4):
+            out[k] += _DP_P[k, p] * powers[p]
+    return out
+
+
 def dp_dense(t: float, t0: float, h: float, y0: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """The Dormand-Prince continuous extension at ``t`` in the step of size ``h`` from
     ``(t0, y0)`` whose seven stages are the rows of ``ks``."""
-    s = (t - t0) / h
-    return y0 + _weighted(h, _DP_P @ np.array([s, s * s, s ** 3, s ** 4]), ks)
+    return y0 + _weighted(h, dp_dense_weights((t - t0) / h), ks)
 
 
 class DormandPrince45(_Adaptive):

@@ -43,6 +43,7 @@ from numba.experimental import structref
 
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .errors import interruption_behind
+from .integrator import EVENT_RTOL, ON_SURFACE
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -54,6 +55,7 @@ from .solvers import (
     _stage_state,
     _weighted,
     dp_dense,
+    dp_dense_weights,
 )
 from .wheelsets import _margins
 
@@ -170,6 +172,15 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bod
                axle_vehicle, inv_radius, lay[5] == 1)
 
 
+@njit(cache=True)
+def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2,
+              in3, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
+              direction):  # pragma: no cover (compiled)
+    """:func:`_rhs` with its arguments flat, for calls from Python."""
+    _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
+         (b_idx, knots, tables, static, axle_vehicle, inv_radius), held, frozen, direction)
+
+
 # ---------------------------------------------------------------------- events
 @njit(cache=True)
 def _psi(law, coef, speeds, values, v):  # pragma: no cover (compiled)
@@ -259,20 +270,170 @@ def _reference(y, ref, lay, weights, axle_radius):  # pragma: no cover (compiled
 
 
 @njit(cache=True)
-def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
-             kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen,
-             direction, has_friction, slip, slip_laws, laws_coef, laws_speeds,
-             laws_values, kinks, break_force, coupler_watch,
-             T, Y, F, KS, counts):  # pragma: no cover (compiled)
-    """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as
-    :meth:`rrscore.solvers._Adaptive._step` and :meth:`DormandPrince45._trial
-    <rrscore.solvers.DormandPrince45._trial>` take them. Step ``j`` goes from row ``j``
-    to row ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``.
+def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, ks,
+          ref, mag0, cf, counts):  # pragma: no cover (compiled)
+    """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
+    :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
+    at the coupler forces of the new state). Returns ``(ok, t1, y1, h_next, h)`` (``h``
+    the step's size, which the dense output takes: ``t1 - t`` may round); not ok
+    where the Python path must take it (a stage not finite, the step size collapsing).
+    ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
+    kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen, \
+        direction = R
+    n = y.size
+    _reference(y, ref, lay, weights, axle_radius)
+    for c in range(n):
+        mag0[c] = abs(y[c] - ref[c])
+    exponent = -1.0 / 5.0
+    h = min(h_next, max_step)
+    rejected = False
+    while True:
+        last = t + h >= t_bound
+        if last:
+            h = t_bound - t
+        ks[0, :] = f
+        for i in range(1, 6):
+            state, finite = _stage_state(y, h, _A[i], ks, i)
+            if not finite:
+                return False, t, y, h_next, h
+            _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
+                 vs_sign, inputs, bodies, held, frozen, direction)
+        y1, finite = _stage_state(y, h, _DP_B, ks, 6)
+        if not finite:
+            return False, t, y, h_next, h
+        _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
+             bodies, held, frozen, direction)
+        counts[0] += 6
+        err = _weighted(h, _DP_E, ks)
+        for c in range(n):
+            if not (np.isfinite(ks[6, c]) and np.isfinite(err[c])):
+                return False, t, y, h_next, h
+        _reference(y1, ref, lay, weights, axle_radius)
+        norm = _max_ratio(err, atol, rtol, mag0, y1, ref)
+        if norm <= 1.0:
+            if not last:
+                factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
+                if rejected:
+                    factor = min(factor, 1.0)
+                h_next = min(h * factor, max_step)
+            return True, (t_bound if last else t + h), y1, h_next, h
+        factor = max(0.2, 0.9 * norm ** exponent)
+        counts[1] += 1
+        rejected = True
+        h *= factor
+        if h < MIN_STEP * max(1.0, abs(t)):
+            return False, t, y, h_next, h
 
-    Returns ``(status, steps taken, next step size)``; ``counts`` gets the right-hand
-    side evaluations and rejected trials of the steps taken."""
+
+@njit(cache=True)
+def _dense_deflection(t, t0, h, y0, ks, i, sx, nominal):  # pragma: no cover (compiled)
+    """Deflection of coupling ``i`` at ``t`` on the step's continuous extension
+    (:func:`rrscore.solvers.dp_dense`, for the two positions it needs)."""
+    w = dp_dense_weights((t - t0) / h)
+    x = np.empty(2)
+    for m in range(2):
+        c = sx + i + m
+        acc = 0.0
+        for k in range(7):
+            acc += w[k] * ks[k, c]
+        x[m] = y0[c] + h * acc
+    return x[0] - x[1] - nominal[i]
+
+
+@njit(cache=True)
+def _illinois(t0, h, y0, ks, i, kink, sx, nominal, a, b, ga, gb):  # pragma: no cover
+    """As :meth:`rrscore.integrator.Integrator._illinois`, on a slack edge's function."""
+    sign0 = ga > 0
+    tol = EVENT_RTOL * max(b - a, 1e-300)
+    side = 0
+    for _ in range(60):
+        if b - a <= tol or gb == ga:
+            break
+        c = b - gb * (b - a) / (gb - ga)
+        if not a < c < b:
+            c = 0.5 * (a + b)
+        gc = _dense_deflection(c, t0, h, y0, ks, i, sx, nominal) - kink
+        if (gc > 0) == sign0 and gc != 0:
+            a, ga = c, gc
+            if side == -1:
+                gb *= 0.5
+            side = -1
+        else:
+            b, gb = c, gc
+            if side == 1:
+                ga *= 0.5
+            side = 1
+    return a, b
+
+
+@njit(cache=True)
+def _locate_slack(t0, t1, h, y0, ks, g0, g1, first, nk, sx, nominal,
+                  kinks):  # pragma: no cover (compiled)
+    """As :meth:`rrscore.integrator.Integrator._locate` where only slack edges (entries
+    from ``first`` on, ``nk`` per coupling) crossed in the step of size ``h`` from ``t0``
+    to ``t1``: the upper end of the final bracket and the entry located."""
+    m = kinks.shape[0] * nk
+    best, jbest = np.inf, -1
+    for e in range(m):
+        a, b = g0[first + e], g1[first + e]
+        if (a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0):
+            est = t0 + (t1 - t0) * a / (a - b)
+            if est < best:
+                best, jbest = est, e
+    j = jbest
+    lo, hi = t0, t1
+    for _ in range(4):
+        i, k = j // nk, j % nk
+        g_hi = _dense_deflection(hi, t0, h, y0, ks, i, sx, nominal) - kinks[i, k]
+        lo, hi = _illinois(t0, h, y0, ks, i, kinks[i, k], sx, nominal, lo, hi,
+                           g0[first + j], g_hi)
+        if not lo > t0:
+            break
+        nxt = -1
+        for e in range(m):  # one crossing earlier, at lo already?
+            a, b = g0[first + e], g1[first + e]
+            if not ((a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0)):
+                continue
+            ii, kk = e // nk, e % nk
+            g = _dense_deflection(lo, t0, h, y0, ks, ii, sx, nominal) - kinks[ii, kk]
+            if (a > 0.0 and g < 0.0) or (a < 0.0 and g > 0.0):
+                nxt = e
+                break
+        if nxt < 0:
+            break
+        j = nxt
+        lo, hi = t0, lo
+    return hi, j
+
+
+@njit(cache=True)
+def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
+             kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, b_idx, knots,
+             tables, static, axle_vehicle, inv_radius, held, frozen, direction, has_friction,
+             slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
+             coupler_watch, T, Y, F, KS, H, WHOLE, G_OUT, counts):  # pragma: no cover
+    """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
+    integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
+    ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
+    ends at a slack edge reached in more than one step (its dense output is then the
+    cubic Hermite, as the Python path's).
+
+    A step in which only slack edges crossed (they have no action) is handled here as
+    the integrator does it: the earliest crossing located on the dense output, the
+    step taken again to end there, the edges reached counted. Any other crossing
+    hands the step to the Python path.
+
+    Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
+    sides, rejected trials, solver steps (with the ones taken again), slack edges."""
+    # arguments come flat: numba types a tuple from Python slowly, an array quickly
+    inputs = (in0, in1, in2, in3)
+    bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius)
+    R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen,
+         direction)
     n = Y.shape[1]
     nc = lay[2]
+    sx = lay[0]
+    nominal = ctable[0]
     cf = np.empty(max(nc, 0))
     nk = kinks.shape[1]
     g_size = lay[6] + lay[9] + nc * nk + nc
@@ -282,6 +443,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     slack_to = slack_from + (nc * nk if lay[10] else 0)
     ref = np.zeros(n)
     mag0 = np.empty(n)
+    ks2 = np.empty((7, n))
+    tmp = np.zeros(2, dtype=np.int64)
+    landed = np.zeros(nc * nk, dtype=np.bool_)
     y = Y[0]
     f = F[0]
     if lay[11]:  # the break margins need the coupler forces at the start
@@ -289,77 +453,111 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-    exponent = -1.0 / 5.0
     steps = 0
+    status = DONE
     while t < t_end:
         if steps == max_steps:
-            return FULL, steps, h_next
+            status = FULL
+            break
         y = Y[steps]
         f = F[steps]
         ks = KS[steps]
-        _reference(y, ref, lay, weights, axle_radius)
-        for c in range(n):
-            mag0[c] = abs(y[c] - ref[c])
-        h = min(h_next, max_step)
-        rejected = False
-        step_fev = 0
-        step_rej = 0
-        while True:
-            last = t + h >= t_end
-            if last:
-                h = t_end - t
-            ks[0, :] = f
-            for i in range(1, 6):
-                state, finite = _stage_state(y, h, _A[i], ks, i)
-                if not finite:
-                    return PYTHON, steps, h_next
-                _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay,
-                     vs_index, vs_sign, inputs, bodies, held, frozen, direction)
-            y1, finite = _stage_state(y, h, _DP_B, ks, 6)
-            if not finite:
-                return PYTHON, steps, h_next
-            _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, bodies, held, frozen, direction)
-            step_fev += 6
-            err = _weighted(h, _DP_E, ks)
-            for c in range(n):
-                if not (np.isfinite(ks[6, c]) and np.isfinite(err[c])):
-                    return PYTHON, steps, h_next
-            _reference(y1, ref, lay, weights, axle_radius)
-            norm = _max_ratio(err, atol, rtol, mag0, y1, ref)
-            t1 = t_end if last else t + h
-            if norm <= 1.0:
-                break
-            factor = max(0.2, 0.9 * norm ** exponent)
-            step_rej += 1
-            rejected = True
-            h *= factor
-            if h < MIN_STEP * max(1.0, abs(t)):
-                return PYTHON, steps, h_next
-        # accepted: if an event function changed sign in it, the Python path takes it
+        tmp[:] = 0
+        ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
+                                          weights, axle_radius, R, ks, ref, mag0, cf, tmp)
+        if not ok:
+            status = PYTHON
+            break
         ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+        whole = True
+        n_edges = 0
+        located = False
         if _crossing(g0, g1, ng, slack_from, slack_to):
-            return CROSSING, steps, h_next
-        if not last:
-            factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
-            if rejected:
-                factor = min(factor, 1.0)
-            h_next = min(h * factor, max_step)
-        counts[0] += step_fev
-        counts[1] += step_rej
+            located = True
+            # only slack edges (no action) are handled here
+            if _crossing(g0, g1, slack_from, 0, 0) or _crossing(
+                    g0[slack_to:ng], g1[slack_to:ng], ng - slack_to, 0, 0):
+                status = CROSSING
+                break
+            t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
+                                      nominal, kinks)
+            near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
+            extra = 1  # the step that crossed counts, as on the Python path
+            if t_star < t1 and not near_start:
+                # take it again, shorter, to end on the edge (as Integrator._step_to)
+                ta, ya, fa, ha = t, y, f, h_new
+                while ta < t_star:
+                    ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
+                                                   rtol, weights, axle_radius, R, ks2, ref,
+                                                   mag0, cf, tmp)
+                    if not ok:
+                        break
+                    extra += 1
+                    ta, ya, fa = tb, yb, ks2[6].copy()
+                if not ok:
+                    status = CROSSING  # the Python path takes it all
+                    break
+                whole = extra == 2
+                if whole:
+                    ks[:, :] = ks2
+                t1, y1, h_new = ta, ya, ha
+                f1 = fa
+                extra -= 1  # the last of them is the committed step
+            else:
+                f1 = ks[6].copy()
+                extra = 0
+            # the edges reached now: crossed, or on the surface within rounding
+            for e in range(nc * nk):
+                landed[e] = False
+                a, b = g0[slack_from + e], g1[slack_from + e]
+                if not ((a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0)):
+                    continue
+                i, k = e // nk, e % nk
+                g_now = y1[sx + i] - y1[sx + i + 1] - nominal[i] - kinks[i, k]
+                crossed = (a > 0.0 and g_now < 0.0) or (a < 0.0 and g_now > 0.0)
+                on = crossed or abs(g_now) <= ON_SURFACE * abs(a - b)
+                if near_start and e == j:
+                    on = True
+                if on:
+                    n_edges += 1
+                    landed[e] = not crossed
+            counts[2] += extra
+            counts[3] += n_edges
+        else:
+            f1 = ks[6]
+        counts[0] += tmp[0]
+        counts[1] += tmp[1]
+        counts[2] += 1
+        h_next = h_new
         steps += 1
         T[steps] = t1
         Y[steps] = y1
-        F[steps] = ks[6]
+        F[steps] = f1
+        WHOLE[steps - 1] = whole
+        H[steps - 1] = h_used
         t = t1
-        g0, g1 = g1, g0  # as the Python path: the values before the commit below
         # as Bodies.commit: friction directions held from the new state
         for i in range(lay[6]):
             v = y1[lay[1] + i]
             direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
             frozen[i] = has_friction[i] and direction[i] != 0.0
-    return DONE, steps, h_next
+        if located:
+            # as the Python path after an event: fresh values, with the edges that landed
+            # on their surface put beyond it, so the next step does not find them again
+            ng = _events(y1, f1, cf, g0, lay, frozen, direction, slip, slip_laws,
+                         laws_coef, laws_speeds, laws_values, kinks, ctable, break_force,
+                         coupler_watch)
+            for e in range(nc * nk):
+                if landed[e]:
+                    g = g0[slack_from + e]
+                    g0[slack_from + e] = (1.0 if g1[slack_from + e] > 0 else -1.0) * max(
+                        abs(g), 1e-300)
+        else:
+            g0, g1 = g1, g0  # as the Python path: the values before the commit above
+    for e in range(nc * nk):  # the slack edges' values the next step starts from
+        G_OUT[e] = g0[slack_from + e] if lay[10] else 0.0
+    return status, steps, h_next
 
 
 # --------------------------------------------------------------- Python side
@@ -378,6 +576,8 @@ class StepLoop:
     Built by :meth:`build`, which returns None where the train or the solver can never
     use it; :meth:`applies` says whether it can now (modes change at events).
     """
+
+    DONE, CROSSING, PYTHON, FULL = DONE, CROSSING, PYTHON, FULL
 
     def __init__(self, solver: DormandPrince45, dyn: TrainDynamics,
                  coupler: Kernel | None, coupler_params: np.ndarray,
@@ -429,12 +629,18 @@ class StepLoop:
                        if nc > 0 and not dyn.rigid and hasattr(cp, "_kinks")
                        else np.zeros((max(nc, 0), 0)))
         self._atol_rtol: tuple[np.ndarray, np.ndarray] | None = None
+        self._break_force = (np.where(np.isfinite(cp.break_force), cp.break_force, 0.0)
+                             if nc > 0 else np.zeros(0))
         n = dyn.size
         self._T = np.empty(BUFFER_STEPS + 1)
         self._Y = np.empty((BUFFER_STEPS + 1, n))
         self._F = np.empty((BUFFER_STEPS + 1, n))
         self._KS = np.empty((BUFFER_STEPS, 7, n))
-        self._counts = np.zeros(2, dtype=np.int64)
+        self._counts = np.zeros(4, dtype=np.int64)
+        self._whole = np.ones(BUFFER_STEPS, dtype=np.bool_)
+        self._H = np.zeros(BUFFER_STEPS)
+        self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
+        self.edges = 0
         #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
         self.failed = False
         #: Steps the loop has taken in this run.
@@ -485,9 +691,9 @@ class StepLoop:
         dy = np.empty(y.size)
         b = dyn.bodies
         try:
-            _rhs(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
-                 self._vs_lay, self._vs_index, self._vs_sign, self._inputs, self._bodies,
-                 b.held, b.frozen, b.direction)
+            _rhs_flat(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
+                      self._vs_lay, self._vs_index, self._vs_sign, *self._inputs,
+                      *self._bodies, b.held, b.frozen, b.direction)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -541,13 +747,12 @@ class StepLoop:
         counts[:] = 0
         try:
             status, steps, h = self._advance(
-            s.t, t_end, s.h, s.max_step, BUFFER_STEPS, *self._atol_rtol,
-            dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
-            self._vs_lay, self._vs_index, self._vs_sign, self._inputs, self._bodies,
-            b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
-            self._laws_speeds, self._laws_values, self._kinks,
-            np.where(np.isfinite(cp.break_force), cp.break_force, 0.0) if nc > 0
-            else np.zeros(0), watch, T, Y, F, KS, counts)
+                s.t, t_end, s.h, s.max_step, BUFFER_STEPS, *self._atol_rtol,
+                dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
+                self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._bodies,
+                b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
+                self._laws_speeds, self._laws_values, self._kinks, self._break_force, watch,
+                T, Y, F, KS, self._H, self._whole, self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -555,18 +760,23 @@ class StepLoop:
             self.failed = True
             return PYTHON, []
         segments = []
+        #: Slack edges reached in the steps just taken.
+        self.edges = int(counts[3])
         if steps:
             for j in range(steps):
                 t0, t1 = float(T[j]), float(T[j + 1])
-                dense = partial(dp_dense, t0=t0, h=t1 - t0, y0=Y[j].copy(), ks=KS[j].copy())
-                segments.append(Segment(t0, Y[j].copy(), F[j].copy(), t1, Y[j + 1].copy(),
+                y0 = Y[j].copy() if j == 0 else segments[-1].y1
+                dense = (partial(dp_dense, t0=t0, h=float(self._H[j]), y0=y0, ks=KS[j].copy())
+                         if self._whole[j] else None)
+                segments.append(Segment(t0, y0, F[j].copy(), t1, Y[j + 1].copy(),
                                         F[j + 1].copy(), dense))
             last = segments[-1]
-            s._last = (last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
-                       (last.t1 - last.t0, KS[steps - 1].copy()))
+            s._last = ((last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
+                        (float(self._H[steps - 1]), KS[steps - 1].copy()))
+                       if self._whole[steps - 1] else None)
             s.t_old, s.y_old, s.f_old = last.t0, last.y0, last.f0
             s.t, s.y, s.f = last.t1, last.y1, last.f1
-            s.nsteps += steps
+            s.nsteps += int(counts[2])
             self.steps_taken += steps
             s.nfev += int(counts[0])
             s.nrejected += int(counts[1])
