@@ -45,14 +45,17 @@ MIN_PROGRESS = 1e-3
 
 
 class Segment:
-    """A committed stretch ``[t0, t1]`` of the solution with an interpolant on it."""
+    """A committed stretch ``[t0, t1]`` of the solution with an interpolant on it;
+    ``coupler_forces`` at ``t1`` where the compiled step loop had them at hand."""
 
-    __slots__ = ("t0", "y0", "f0", "t1", "y1", "f1", "_dense")
+    __slots__ = ("t0", "y0", "f0", "t1", "y1", "f1", "_dense", "coupler_forces")
 
     def __init__(self, t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray,
-                 f1: np.ndarray, dense: Callable[[float], np.ndarray] | None) -> None:
+                 f1: np.ndarray, dense: Callable[[float], np.ndarray] | None,
+                 coupler_forces: np.ndarray | None = None) -> None:
         self.t0, self.y0, self.f0, self.t1, self.y1, self.f1 = t0, y0, f0, t1, y1, f1
         self._dense = dense
+        self.coupler_forces = coupler_forces
 
     def __call__(self, t: float) -> np.ndarray:
         """The state at ``t`` in ``[t0, t1]``: the solver's own dense output where the

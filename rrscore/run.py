@@ -278,7 +278,8 @@ class Run:
         forces = None
         if self.train.count > 1:
             x = seg.y1[dyn.sx]
-            forces = dyn.coupler_forces(seg.y1)
+            forces = (seg.coupler_forces if seg.coupler_forces is not None
+                      else dyn.coupler_forces(seg.y1))
             self.monitor.update(seg.t1, x[:-1] - self.train.half_length[:-1], forces)
         if self.brakes is not None:
             self.brakes.segment(seg, forces)

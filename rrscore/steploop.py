@@ -411,7 +411,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, b_idx, knots,
              tables, static, axle_vehicle, inv_radius, held, frozen, direction, has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
-             coupler_watch, T, Y, F, KS, H, WHOLE, G_OUT, counts):  # pragma: no cover
+             coupler_watch, T, Y, F, KS, H, WHOLE, CF, G_OUT, counts):  # pragma: no cover
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -536,6 +536,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         F[steps] = f1
         WHOLE[steps - 1] = whole
         H[steps - 1] = h_used
+        CF[steps - 1, :] = cf  # the coupler forces at the new state (its last evaluation)
         t = t1
         # as Bodies.commit: friction directions held from the new state
         for i in range(lay[6]):
@@ -639,6 +640,7 @@ class StepLoop:
         self._counts = np.zeros(4, dtype=np.int64)
         self._whole = np.ones(BUFFER_STEPS, dtype=np.bool_)
         self._H = np.zeros(BUFFER_STEPS)
+        self._CF = np.zeros((BUFFER_STEPS, max(nc, 0)))
         self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
         self.edges = 0
         #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
@@ -752,7 +754,7 @@ class StepLoop:
                 self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, watch,
-                T, Y, F, KS, self._H, self._whole, self._g_out, counts)
+                T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -768,8 +770,10 @@ class StepLoop:
                 y0 = Y[j].copy() if j == 0 else segments[-1].y1
                 dense = (partial(dp_dense, t0=t0, h=float(self._H[j]), y0=y0, ks=KS[j].copy())
                          if self._whole[j] else None)
+                # a rigid train's forces come from its components (the outputs' reference)
+                forces = None if dyn.rigid or dyn.n < 2 else self._CF[j].copy()
                 segments.append(Segment(t0, y0, F[j].copy(), t1, Y[j + 1].copy(),
-                                        F[j + 1].copy(), dense))
+                                        F[j + 1].copy(), dense, forces))
             last = segments[-1]
             s._last = ((last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
                         (float(self._H[steps - 1]), KS[steps - 1].copy()))
