@@ -713,7 +713,9 @@ class StepLoop:
     def run(self, t_end: float) -> tuple[int, list[Segment]]:
         """Steps from the solver's state towards ``t_end``, committed to the solver; the
         status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`) and the
-        steps taken, as segments with the method's dense output."""
+        steps taken, as segments with the method's dense output (which reads the loop's
+        buffers: valid until it runs again; the solver's ``dense`` likewise, which the
+        integrator uses only after a step of its own)."""
         from .integrator import Segment
 
         s, dyn = self.solver, self.dyn
@@ -768,7 +770,8 @@ class StepLoop:
             for j in range(steps):
                 t0, t1 = float(T[j]), float(T[j + 1])
                 y0 = Y[j].copy() if j == 0 else segments[-1].y1
-                dense = (partial(dp_dense, t0=t0, h=float(self._H[j]), y0=y0, ks=KS[j].copy())
+                # the stages stay in the buffer: segments are used up before the next call
+                dense = (partial(dp_dense, t0=t0, h=float(self._H[j]), y0=y0, ks=KS[j])
                          if self._whole[j] else None)
                 # a rigid train's forces come from its components (the outputs' reference)
                 forces = None if dyn.rigid or dyn.n < 2 else self._CF[j].copy()
@@ -776,7 +779,7 @@ class StepLoop:
                                         F[j + 1].copy(), dense, forces))
             last = segments[-1]
             s._last = ((last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
-                        (float(self._H[steps - 1]), KS[steps - 1].copy()))
+                        (float(self._H[steps - 1]), KS[steps - 1]))
                        if self._whole[steps - 1] else None)
             s.t_old, s.y_old, s.f_old = last.t0, last.y0, last.f0
             s.t, s.y, s.f = last.t1, last.y1, last.f1
