@@ -571,6 +571,20 @@ def _law_row(law: Callable) -> tuple[list[float], np.ndarray, np.ndarray] | None
     return [float(kind), *coef, float(len(speeds))], speeds, values
 
 
+def _kernel_is_current(cls: type) -> bool:
+    """Whether ``cls`` has a ``force_kernel`` that stands for its force law: defined in
+    the class that defines ``force``, ``rates`` and ``force_and_rates``, or below it. A
+    subclass that overrides one of them inherits a kernel that no longer computes what
+    it does, and runs on the Python path."""
+    if getattr(cls, "force_kernel", None) is None:
+        return False
+    def defining(name: str) -> type:
+        return next(c for c in cls.__mro__ if name in c.__dict__)
+    kernel = defining("force_kernel")
+    return all(issubclass(kernel, defining(name))
+               for name in ("force", "rates", "force_and_rates", "kernel_params"))
+
+
 class StepLoop:
     """The compiled step loop bound to one run's solver and dynamics.
 
@@ -669,7 +683,7 @@ class StepLoop:
             if len(cp.groups) != 1:
                 return None
             model = cp.groups[0][0]
-            if getattr(model, "force_kernel", None) is None:
+            if not _kernel_is_current(type(model)):
                 return None
             coupler = compile_kernel(type(model).force_kernel, COUPLER_KERNEL)
             if not coupler.compiled:
