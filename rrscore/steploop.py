@@ -208,10 +208,10 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     for i in range(nv):
         g[i] = y[sv + i] * direction[i] if frozen[i] else 1.0
     n = nv
-    if lay[8]:  # slip margins of the loaded axles
+    if lay[7]:  # slip margins of the loaded axles
         k = slip[0].astype(np.int64)
         veh = slip[1].astype(np.int64)
-        na = lay[9]
+        na = lay[8]
         m = k.size
         v = np.empty(m)
         a = np.empty(m)
@@ -228,7 +228,7 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
         for j in range(na):
             g[n + j] = margins[j]
         n += na
-    if lay[10]:  # slack edges: deflection less each kink, per coupling
+    if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]
         nk = kinks.shape[1]
         for i in range(nc):
@@ -236,7 +236,7 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
             for j in range(nk):
                 g[n + i * nk + j] = d - kinks[i, j]
         n += nc * nk
-    if lay[11]:  # break margins
+    if lay[10]:  # break margins
         for i in range(nc):
             g[n + i] = break_force[i] - cf[i] if coupler_watch[i] else 1.0
         n += nc
@@ -261,7 +261,7 @@ def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
 def _reference(y, ref, lay, weights, axle_radius):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.reference <rrscore.dynamics.TrainDynamics.reference>` into
     ``ref`` (zero outside the velocity and spin blocks)."""
-    sv, nv, somega, na = lay[1], lay[6], lay[12], lay[9]
+    sv, nv, somega, na = lay[1], lay[6], lay[11], lay[8]
     mean = dot(weights, y[sv:sv + nv])
     for i in range(nv):
         ref[sv + i] = mean
@@ -436,11 +436,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     nominal = ctable[0]
     cf = np.empty(max(nc, 0))
     nk = kinks.shape[1]
-    g_size = lay[6] + lay[9] + nc * nk + nc
+    g_size = lay[6] + lay[8] + nc * nk + nc
     g0 = np.empty(g_size)
     g1 = np.empty(g_size)
-    slack_from = lay[6] + (lay[9] if lay[8] else 0)
-    slack_to = slack_from + (nc * nk if lay[10] else 0)
+    slack_from = lay[6] + (lay[8] if lay[7] else 0)
+    slack_to = slack_from + (nc * nk if lay[9] else 0)
     ref = np.zeros(n)
     mag0 = np.empty(n)
     ks2 = np.empty((7, n))
@@ -448,7 +448,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     landed = np.zeros(nc * nk, dtype=np.bool_)
     y = Y[0]
     f = F[0]
-    if lay[11]:  # the break margins need the coupler forces at the start
+    if lay[10]:  # the break margins need the coupler forces at the start
         _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
@@ -483,8 +483,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
             t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
                                       nominal, kinks)
             near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
-            extra = 1  # the step that crossed counts, as on the Python path
-            if t_star < t1 and not near_start:
+            resteps = 0  # solver steps taken again (the crossing one counts too, as on
+            if t_star < t1 and not near_start:  # the Python path)
                 # take it again, shorter, to end on the edge (as Integrator._step_to)
                 ta, ya, fa, ha = t, y, f, h_new
                 while ta < t_star:
@@ -493,20 +493,17 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                                                    mag0, cf, tmp)
                     if not ok:
                         break
-                    extra += 1
+                    resteps += 1
                     ta, ya, fa = tb, yb, ks2[6].copy()
                 if not ok:
                     status = CROSSING  # the Python path takes it all
                     break
-                whole = extra == 2
+                whole = resteps == 1
                 if whole:
                     ks[:, :] = ks2
-                t1, y1, h_new = ta, ya, ha
-                f1 = fa
-                extra -= 1  # the last of them is the committed step
+                t1, y1, h_new, f1 = ta, ya, ha, fa
             else:
                 f1 = ks[6].copy()
-                extra = 0
             # the edges reached now: crossed, or on the surface within rounding
             for e in range(nc * nk):
                 landed[e] = False
@@ -522,7 +519,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                 if on:
                     n_edges += 1
                     landed[e] = not crossed
-            counts[2] += extra
+            counts[2] += resteps
             counts[3] += n_edges
         else:
             f1 = ks[6]
@@ -557,7 +554,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         else:
             g0, g1 = g1, g0  # as the Python path: the values before the commit above
     for e in range(nc * nk):  # the slack edges' values the next step starts from
-        G_OUT[e] = g0[slack_from + e] if lay[10] else 0.0
+        G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
     return status, steps, h_next
 
 
@@ -578,6 +575,7 @@ def _kernel_is_current(cls: type) -> bool:
     it does, and runs on the Python path."""
     if getattr(cls, "force_kernel", None) is None:
         return False
+
     def defining(name: str) -> type:
         return next(c for c in cls.__mro__ if name in c.__dict__)
     kernel = defining("force_kernel")
@@ -754,7 +752,9 @@ class StepLoop:
         watch = (np.isfinite(cp.break_force) & cp.coupled) if nc > 0 else np.zeros(0, bool)
         break_on = bool(watch.any()) and not dyn.rigid
         z0, zk = self._z
-        lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n, 0,
+        # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
+        # watched, axles, slack edges watched, break margins watched, omega's start
+        lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                         int(slip_on), na, int(self._kinks.shape[1] > 0 and nc > 0),
                         int(break_on), dyn.somega.start], dtype=np.int64)
         # copies: the loop holds friction directions from each new state (as the bodies'
