@@ -204,6 +204,8 @@ class TrainDynamics:
         # Inputs held over a control step (train frame): body force and extra resistance.
         self.body_force = np.zeros(self.n)
         self.body_resist = np.zeros(self.n)
+        self._axle_brake_own = np.zeros(train.axle_count)  # the models' own, without air
+        self._forget_inputs()
         self._mean_weights = train.mass / train.total_mass
         per = [(self.bodies.events(), "vehicle"), (self.wheelsets.events(), "axle")]
         if not rigid:
@@ -297,21 +299,30 @@ class TrainDynamics:
         Returns whether anything changed: if not, the solver need not restart.
         """
         w = self.wheelsets
-        before = (self.body_force.copy(), self.body_resist.copy(), w.axle_torque.copy(),
-                  w.axle_brake.copy(), w.rail_factor.copy())
-        for b in self.train.batches:
+        changed = False
+        for b, veh, axles, sign, last in self._gather:
             m = b.model
-            sign = self.train.orientation[m.index]
-            self.body_force[m.index] = m.Q_a[:, 0] * sign
-            self.body_resist[m.index] = np.abs(m.Q_r[:, 0])
-            w.axle_torque[b.axles] = m.Q_a[:, 1:] * sign[:, None]
-            w.axle_brake[b.axles] = np.abs(m.Q_r[:, 1:])
-            w.rail_factor[b.axles] = w.rail_condition[b.axles] * m.adhesion_factor
+            # what the model set, in one array: a batch that set the same as last time
+            # (most cars, most of the time) is skipped
+            raw = np.concatenate((m.Q_a.ravel(), m.Q_r.ravel(), m.adhesion_factor.ravel()))
+            if last[0] is not None and np.array_equal(raw, last[0]):
+                continue
+            last[0] = raw
+            changed = True
+            self.body_force[veh] = m.Q_a[:, 0] * sign
+            self.body_resist[veh] = np.abs(m.Q_r[:, 0])
+            w.axle_torque[axles] = (m.Q_a[:, 1:] * sign[:, None]).ravel()
+            self._axle_brake_own[axles] = np.abs(m.Q_r[:, 1:]).ravel()
+            w.rail_factor[axles] = w.rail_condition[axles] * m.adhesion_factor.ravel()
         if self.airbrake is not None:
-            w.axle_brake += self.airbrake.axle_torque
-        after = (self.body_force, self.body_resist, w.axle_torque, w.axle_brake, w.rail_factor)
+            brake = self._axle_brake_own + self.airbrake.axle_torque
+            if not np.array_equal(brake, w.axle_brake):
+                w.axle_brake[:] = brake
+                changed = True
+        elif changed:
+            w.axle_brake[:] = self._axle_brake_own
         held = self.vehicle_states.hold_inputs()  # what the plugins' state rates read
-        if all(np.array_equal(x, y) for x, y in zip(before, after, strict=True)):
+        if not changed:
             return held
         self.refresh()
         return True
@@ -319,7 +330,16 @@ class TrainDynamics:
     def set_rail_condition(self, factor: float) -> None:
         """Rail condition factor under the whole train from now on (wet rails, leaves, ...)."""
         self.wheelsets.rail_condition[:] = factor
+        self._forget_inputs()
         self.set_inputs()
+
+    def _forget_inputs(self) -> None:
+        """Take every model's inputs again at the next :meth:`set_inputs`."""
+        # Per batch: its vehicles and its axles in the flat arrays (slices where they
+        # stand together), its orientation, and what its model set last time.
+        self._gather = [(b, _as_slice(b.model.index), _as_slice(b.axles.ravel()),
+                         self.train.orientation[b.model.index], [None])
+                        for b in self.train.batches]
 
     # -------------------------------------------------------------------- rhs
     def loads(self, t: float, y: np.ndarray) -> Loads:

@@ -663,6 +663,15 @@ class StepLoop:
         self._cf = np.empty(max(nc, 0))
         self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
                                  dtype=np.int64)
+        # the loop serves only trains with every coupling coupled: watch each that can break
+        self._watch = (np.isfinite(cp.break_force) if nc > 0 else np.zeros(0, dtype=np.bool_))
+        self._break_on = bool(self._watch.any()) and not dyn.rigid
+        # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
+        # watched (set at each call), axles, slack edges watched, break margins watched,
+        # omega's start
+        self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
+                              0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
+                              int(self._break_on), dyn.somega.start], dtype=np.int64)
 
     @classmethod
     def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
@@ -736,27 +745,12 @@ class StepLoop:
         if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
             self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
                 np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
-        b, w, cp = dyn.bodies, dyn.wheelsets, dyn.couplings
+        b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0], F[0] = s.t, s.y, s.f
-        na = dyn.na
-        loaded = w.loaded_axles
-        slip_on = bool(loaded.size)
-        if slip_on:
-            slip = np.vstack([loaded.astype(float), w._loaded_vehicle.astype(float),
-                              *w._loaded])
-            laws = dyn.train.axle_law[loaded].astype(np.int64)
-        else:
-            slip, laws = np.zeros((8, 0)), np.zeros(0, dtype=np.int64)
-        nc = dyn.n - 1
-        watch = (np.isfinite(cp.break_force) & cp.coupled) if nc > 0 else np.zeros(0, bool)
-        break_on = bool(watch.any()) and not dyn.rigid
-        z0, zk = self._z
-        # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
-        # watched, axles, slack edges watched, break margins watched, omega's start
-        lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
-                        int(slip_on), na, int(self._kinks.shape[1] > 0 and nc > 0),
-                        int(break_on), dyn.somega.start], dtype=np.int64)
+        slip, laws = w.loaded_rows, w.loaded_law
+        lay = self._lay
+        lay[7] = slip.shape[1] > 0
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
@@ -769,7 +763,7 @@ class StepLoop:
                 dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
                 self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
-                self._laws_speeds, self._laws_values, self._kinks, self._break_force, watch,
+                self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
                 T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
@@ -781,16 +775,18 @@ class StepLoop:
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
         if steps:
+            # one copy of each buffer for all the steps (rows are views into it)
+            Ys, Fs, Ts = Y[:steps + 1].copy(), F[:steps + 1].copy(), T[:steps + 1].tolist()
+            # a rigid train's forces come from its components (the outputs' reference)
+            CF = None if dyn.rigid or dyn.n < 2 else self._CF[:steps].copy()
+            H, whole = self._H[:steps].tolist(), self._whole[:steps].tolist()
             for j in range(steps):
-                t0, t1 = float(T[j]), float(T[j + 1])
-                y0 = Y[j].copy() if j == 0 else segments[-1].y1
+                t0 = Ts[j]
                 # the stages stay in the buffer: segments are used up before the next call
-                dense = (partial(dp_dense, t0=t0, h=float(self._H[j]), y0=y0, ks=KS[j])
-                         if self._whole[j] else None)
-                # a rigid train's forces come from its components (the outputs' reference)
-                forces = None if dyn.rigid or dyn.n < 2 else self._CF[j].copy()
-                segments.append(Segment(t0, y0, F[j].copy(), t1, Y[j + 1].copy(),
-                                        F[j + 1].copy(), dense, forces))
+                dense = (partial(dp_dense, t0=t0, h=H[j], y0=Ys[j], ks=KS[j])
+                         if whole[j] else None)
+                segments.append(Segment(t0, Ys[j], Fs[j], Ts[j + 1], Ys[j + 1], Fs[j + 1],
+                                        dense, None if CF is None else CF[j]))
             last = segments[-1]
             s._last = ((last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
                         (float(self._H[steps - 1]), KS[steps - 1]))

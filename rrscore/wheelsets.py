@@ -91,6 +91,8 @@ class Wheelsets(Component):
         self._inv_radius = 1.0 / train.axle_radius
         first = np.concatenate([[0], np.cumsum(train.num_axis)[:-1]])
         self.axle_in_vehicle = np.arange(na) - first[train.axle_vehicle]
+        self._modes: bytes | None = None  # the rolling modes refresh_modes last saw
+        self.loaded_axles: np.ndarray | None = None
         self.refresh_modes()
 
     def declare(self, layout: StateLayout) -> None:
@@ -109,29 +111,43 @@ class Wheelsets(Component):
     # ----------------------------------------------------------------- inputs
     def refresh_modes(self) -> None:
         """Recompute what depends on the modes (rolling/slipping) and the held inputs."""
-        self.slipping = np.flatnonzero(~self.rolling)
+        tr = self.train
+        modes = self.rolling.tobytes()
+        if modes != self._modes:  # an axle started or stopped slipping (rare)
+            self._modes = modes
+            self.slipping = np.flatnonzero(~self.rolling)
+            self._equiv = np.bincount(tr.axle_vehicle, self.rolling * tr.axle_mass_equiv,
+                                      tr.count)
         # Rolling axles with torque or brake: only they can be driven into slip.
         k = np.flatnonzero(self.rolling & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
-        self.loaded_axles = k
-        tr = self.train
-        self._loaded_vehicle = tr.axle_vehicle[k]
+        if not np.array_equal(k, self.loaded_axles):  # else the same axles as before
+            self.loaded_axles = k
+            self._loaded_vehicle = tr.axle_vehicle[k]
+            if len(tr.adhesion_laws) == 1:
+                self._loaded_laws = [(tr.adhesion_laws[0], slice(None))] if k.size else []
+                self.loaded_law = np.zeros(k.size, dtype=np.int64)
+            else:
+                self.loaded_law = tr.axle_law[k].astype(np.int64)
+                self._loaded_laws = [(tr.adhesion_laws[i],
+                                      np.flatnonzero(self.loaded_law == i))
+                                     for i in np.unique(self.loaded_law)]
         # What the slip margin needs of them, taken once per change of inputs or modes
-        # instead of after every step: torque, brake, radius, J/r^2, rail factor, normal
-        # force, and the adhesion law of each (positions among them by law).
-        self._loaded = (self.axle_torque[k], self.axle_brake[k], tr.axle_radius[k],
-                        tr.axle_mass_equiv[k], self.rail_factor[k], tr.axle_normal[k])
-        laws = tr.axle_law[k] if len(tr.adhesion_laws) > 1 else np.zeros(k.size, dtype=int)
-        self._loaded_laws = [(tr.adhesion_laws[i], np.flatnonzero(laws == i))
-                             for i in np.unique(laws)]
+        # instead of after every step, as rows of one array (as the compiled step loop
+        # reads them): axle, vehicle, torque, brake, radius, J/r^2, rail factor, normal
+        # force. The adhesion law of each: positions among them by law.
+        self.loaded_rows = np.array([k, self._loaded_vehicle, self.axle_torque[k],
+                                     self.axle_brake[k], tr.axle_radius[k],
+                                     tr.axle_mass_equiv[k], self.rail_factor[k],
+                                     tr.axle_normal[k]], dtype=float).reshape(8, k.size)
+        self._loaded = self.loaded_rows[2:]
 
     def held_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per vehicle: force and brake resistance of the rolling axles through the rail,
-        and the rolling axles' equivalent mass ``J/r^2``."""
-        tr, roll, n = self.train, self.rolling, self.train.count
-        veh, r = tr.axle_vehicle, tr.axle_radius
-        return (np.bincount(veh, roll * self.axle_torque / r, n),
-                np.bincount(veh, roll * self.axle_brake / r, n),
-                np.bincount(veh, roll * tr.axle_mass_equiv, n))
+        and the rolling axles' equivalent mass ``J/r^2`` (as of :meth:`refresh_modes`)."""
+        # Only the loaded axles (rolling, with torque or brake) add to the first two.
+        n, (torque, brake, r), veh = self.train.count, self.loaded_rows[2:5], self._loaded_vehicle
+        return (np.bincount(veh, torque / r, n), np.bincount(veh, brake / r, n),
+                self._equiv)
 
     def psi(self, v_axle: np.ndarray, axles: np.ndarray | None = None) -> np.ndarray:
         """Adhesion coefficient times rail factor at axle speeds ``v_axle``, for all axles

@@ -53,6 +53,14 @@ def dynamic_brake_characteristic(speed, f_max, power, v_fade):
     return np.minimum(f_max, by_power) * np.minimum(1.0, s / v_fade)
 
 
+def _ramp(level, up, down, step):
+    """``level`` moved by ``step`` (per vehicle) where ``up`` is held and back where
+    ``down`` is, kept in [0, 1]; ``level`` itself where neither is (most control steps)."""
+    if not (up.any() or down.any()):
+        return level
+    return np.clip(level + (up.astype(float) - down) * step, 0.0, 1.0)
+
+
 #: Keys that put the driver's brake valve handle in a position.
 _VALVE_KEYS = {"valve_release": 1.0, "valve_running": 2.0, "valve_lap": 3.0,
                "valve_service": 4.0, "valve_emergency": 5.0}
@@ -167,26 +175,29 @@ class SimpleLoco(VehicleModel):
 
     def step(self, t: float, dt: float) -> None:
         p = self.p
-        up = self.key_down("traction_up").astype(float) - self.key_down("traction_down")
-        self.traction_level = np.clip(self.traction_level + up * p.traction_rate * dt, 0.0, 1.0)
-        brake = self.key_down("brake").astype(float) - self.releasing
-        self.brake_level = np.clip(self.brake_level + brake * p.brake_rate * dt, 0.0, 1.0)
+        self.traction_level = _ramp(self.traction_level, self.key_down("traction_up"),
+                                    self.key_down("traction_down"), p.traction_rate * dt)
+        self.brake_level = _ramp(self.brake_level, self.key_down("brake"), self.releasing,
+                                 p.brake_rate * dt)
+        self.independent_brake = _ramp(self.independent_brake,
+                                       self.key_down("independent_up"),
+                                       self.key_down("independent_down"), p.brake_rate * dt)
+        self.dynamic_brake_level = _ramp(self.dynamic_brake_level,
+                                         self.key_down("dynamic_brake_up"),
+                                         self.key_down("dynamic_brake_down"),
+                                         p.dynamic_brake_rate * dt)
 
-        ind = (self.key_down("independent_up").astype(float)
-               - self.key_down("independent_down"))
-        self.independent_brake = np.clip(self.independent_brake + ind * p.brake_rate * dt,
-                                         0.0, 1.0)
-        dyn_up = (self.key_down("dynamic_brake_up").astype(float)
-                  - self.key_down("dynamic_brake_down"))
-        self.dynamic_brake_level = np.clip(
-            self.dynamic_brake_level + dyn_up * p.dynamic_brake_rate * dt, 0.0, 1.0)
-
-        braking = self.dynamic_brake_level > 0.0  # the motors generate: no traction
-        force = np.where(braking, 0.0, self.traction_level
-                         * traction_characteristic(self.v, p.F_max, p.F_nom, p.V_nom))
-        dyn = self.dynamic_brake_level * dynamic_brake_characteristic(
-            self.v, p.dynamic_brake_force, p.dynamic_brake_power, p.dynamic_brake_fade_speed)
-        drive = force - np.sign(self.v) * dyn  # the dynamic brake opposes the motion
+        force = self.traction_level * traction_characteristic(self.v, p.F_max, p.F_nom,
+                                                              p.V_nom)
+        if self.dynamic_brake_level.any():
+            braking = self.dynamic_brake_level > 0.0  # the motors generate: no traction
+            force = np.where(braking, 0.0, force)
+            dyn = self.dynamic_brake_level * dynamic_brake_characteristic(
+                self.v, p.dynamic_brake_force, p.dynamic_brake_power,
+                p.dynamic_brake_fade_speed)
+            drive = force - np.sign(self.v) * dyn  # the dynamic brake opposes the motion
+        else:
+            dyn, drive = np.zeros(self.count), force
         self.Q_a[:, 1:] = (drive * self.wheel_radius / self.num_axis)[:, None]
         self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
                            / self.num_axis)[:, None]
