@@ -21,15 +21,49 @@ with numba, or keeps it as written where numba cannot, and says why.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit, types
+from numba.core import event as numba_event
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
+
+
+class _CompileClock(numba_event.Listener):
+    """Adds up the time numba spends compiling: its "numba:compile" event fires only when
+    a function is compiled, not when it is loaded from the on-disk cache. Compiles nest
+    (a function compiles what it calls): the outermost is timed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._depth = 0
+        self._t0 = 0.0
+
+    def on_start(self, event: numba_event.Event) -> None:
+        if self._depth == 0:
+            self._t0 = time.perf_counter()
+        self._depth += 1
+
+    def on_end(self, event: numba_event.Event) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._t0
+
+
+_CLOCK = _CompileClock()
+numba_event.register("numba:compile", _CLOCK)
+
+
+def compile_seconds() -> float:
+    """Seconds numba has spent compiling in this process so far: rrscore's step loop and
+    right-hand sides, and plugins' kernels. Functions loaded from the on-disk cache (every
+    run after the first on an install, unless the code changed) add nothing."""
+    return _CLOCK.seconds
 
 
 @njit(cache=True)

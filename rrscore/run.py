@@ -28,6 +28,7 @@ import numpy as np
 
 from .autodriver import AutoDriver
 from .brakereport import BrakeApplications
+from .compiled import compile_seconds
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import ConfigError, PluginError, RrsError, plugin_call, plugin_failure
@@ -66,6 +67,7 @@ class Run:
 
     def __init__(self, scenario: Scenario, on_sample: Sampler | None = None,
                  on_event: Listener | None = None) -> None:
+        self._compile0 = compile_seconds()  # numba's compile time so far, in this process
         cfg = scenario.config
         if cfg["dynamics"] == "events":
             raise ConfigError(scenario.file, "scenario.dynamics",
@@ -430,6 +432,9 @@ class Run:
                 float(mon.compression_time[jc]) if jc >= 0 else 0.0,
             "wall_time_s": wall,
             "real_time_factor": s.t / wall if wall > 0 else math.inf,
+            # numba compiling for this run (at its build and its first steps: a first run
+            # on an install); 0 when everything came from the cache
+            "compile_time_s": compile_seconds() - self._compile0,
             "steps": s.nsteps,
             "rejected_steps": s.nrejected,
             "rhs_evaluations": s.nfev,

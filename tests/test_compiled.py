@@ -92,3 +92,24 @@ def test_slipping_axles_and_area_curves_use_the_components():
     dyn.wheelsets.rolling[0] = False  # axle 0 slips from now on
     dyn.refresh()
     assert not dyn._use_compiled
+
+
+def test_compile_time_counts_compiling_and_not_code_already_compiled():
+    from numba import njit
+
+    from rrscore.compiled import compile_seconds
+    from rrscore.simulation import Drive
+
+    @njit  # a function of its own: no cache, so numba compiles it here
+    def cube(x):
+        return x * x * x
+
+    before = compile_seconds()
+    assert cube(3.0) == 27.0
+    assert compile_seconds() > before
+
+    scenario = make_scenario([{"config": car_config(), "count": 2}], start={"speed": "20 km/h"},
+                             stop={"max_time": 2.0})
+    Drive(scenario).run()  # whatever it needs is compiled (or loaded) now
+    summary = Drive(scenario).run().summary
+    assert summary["compile_time_s"] == 0.0  # the same code again: nothing compiled
