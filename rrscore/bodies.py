@@ -138,6 +138,12 @@ class Bodies(Component):
 
     commit = start_step
 
+    def hold_directions(self, direction: np.ndarray, frozen: np.ndarray) -> None:
+        """Take the friction directions :meth:`commit` would hold at the state the
+        compiled step loop ended at (it holds them from each new state, as commit does)."""
+        self.direction, self.frozen = direction, frozen
+        self._all_frozen = bool(frozen.all())
+
     def forces(self, t: float, y: np.ndarray, loads: Loads) -> None:
         tr = self.train
         x, v = y[self.sx], y[self.sv]

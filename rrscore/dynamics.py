@@ -300,7 +300,7 @@ class TrainDynamics:
         """
         w = self.wheelsets
         changed = False
-        for b, veh, axles, sign, last in self._gather:
+        for b, veh, axles, sign, last in self.placed:
             m = b.model
             # what the model set, in one array: a batch that set the same as last time
             # (most cars, most of the time) is skipped
@@ -335,11 +335,12 @@ class TrainDynamics:
 
     def _forget_inputs(self) -> None:
         """Take every model's inputs again at the next :meth:`set_inputs`."""
-        # Per batch: its vehicles and its axles in the flat arrays (slices where they
-        # stand together), its orientation, and what its model set last time.
-        self._gather = [(b, _as_slice(b.model.index), _as_slice(b.axles.ravel()),
-                         self.train.orientation[b.model.index], [None])
-                        for b in self.train.batches]
+        #: Per batch: the batch, its vehicles and its axles (flat, in the train's order)
+        #: as slices where they stand together, its vehicles' orientation, and what its
+        #: model set at the last :meth:`set_inputs` (a one-item list).
+        self.placed = [(b, _as_slice(b.model.index), _as_slice(b.axles.ravel()),
+                        self.train.orientation[b.model.index], [None])
+                       for b in self.train.batches]
 
     # -------------------------------------------------------------------- rhs
     def loads(self, t: float, y: np.ndarray) -> Loads:

@@ -180,9 +180,11 @@ class Integrator:
                 if segments:
                     g_old = self._values(s.t, s.y, self._derivative())
                     for b, blk in enumerate(dyn.events):
-                        if blk.name == "slack edge" and g_old[b] is not None:
-                            # where the loop left them: edges just reached are beyond
-                            g_old[b] = loop._g_out.copy()
+                        # the loop locates the events that only end a step (kinks: the
+                        # slack edges) itself; where it left them, edges just reached
+                        # are beyond their surface
+                        if blk.action is None and g_old[b] is not None:
+                            g_old[b] = loop.kinks_out(blk.name)
                 if status == loop.FULL:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step

@@ -224,15 +224,14 @@ class Run:
                 return self.stop_reason
 
     def _step_models(self, t: float, y: np.ndarray) -> bool:
-        dyn, tr = self.dyn, self.train
+        dyn = self.dyn
         x, v, omega = y[dyn.sx], y[dyn.sv], y[dyn.somega]
         dyn.vehicle_states.publish(y)
-        for b in tr.batches:
+        for b, veh, axles, sign, _ in dyn.placed:
             m = b.model
-            sign = tr.orientation[m.index]
-            m.x = x[m.index].copy()
-            m.v = v[m.index] * sign
-            m.omega = omega[b.axles] * sign[:, None]
+            m.x = x[veh].copy()
+            m.v = v[veh] * sign
+            m.omega = omega[axles].reshape(b.axles.shape) * sign[:, None]
             try:  # as plugin_call, without building the message on every control step
                 m.step(t, self.control_step)
             except Exception as exc:

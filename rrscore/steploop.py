@@ -725,6 +725,14 @@ class StepLoop:
             return dyn.rhs(t, y)
         return dy
 
+    def kinks_out(self, name: str) -> np.ndarray:
+        """The values of the action-less event block ``name`` (the slack edges, the one
+        such block there is) at the state the last :meth:`run` ended at, with the edges
+        it reached on their surface put beyond it (as the Python path leaves them)."""
+        if name != "slack edge":
+            raise ValueError(f"the step loop does not locate {name!r} events")
+        return self._g_out.copy()
+
     def applies(self) -> bool:
         """Whether the loop stands for the Python path now: every axle rolling and every
         coupling coupled (modes that change only at events)."""
@@ -798,5 +806,6 @@ class StepLoop:
             s.nfev += int(counts[0])
             s.nrejected += int(counts[1])
             s.h = h
-            dyn.commit(s.y)
+            b.hold_directions(direction, frozen)  # as dyn.commit(s.y); no air brake here
+            w.commit(s.y)
         return status, segments

@@ -38,6 +38,8 @@ class FreightCar(VehicleModel):
         self.chocks = np.zeros(self.count)
 
     def step(self, t: float, dt: float) -> None:
+        if not (self.hand_brake.any() or self.chocks.any() or self.Q_r.any()):
+            return  # nothing applied and nothing left to release: Q_r stays zero
         torque = np.clip(self.hand_brake, 0.0, 1.0) * self.p.hand_brake_force * self.wheel_radius
         self.Q_r[:, 1:] = (torque / self.num_axis)[:, None]
         axle_load = self.mass * G / self.num_axis
