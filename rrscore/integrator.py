@@ -22,12 +22,16 @@ status, not an exception: :meth:`Integrator.advance` returns the message.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from .dynamics import TrainDynamics
 from .solvers import Solver
+
+if TYPE_CHECKING:
+    from .steploop import Steps
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
@@ -93,14 +97,20 @@ class Integrator:
     """Drives a :class:`Solver` over the dynamics of a train, with event location.
 
     :param on_segment: called with every committed :class:`Segment`, in time order.
+    :param on_steps: if given, called instead of ``on_segment`` with the steps the
+        compiled step loop takes in one call, all together
+        (:class:`~rrscore.steploop.Steps`): a consumer takes them as arrays. Without
+        it, ``on_segment`` is called with each of them.
     """
 
     def __init__(self, solver: Solver, dyn: TrainDynamics,
                  on_segment: Callable[[Segment], None] | None = None,
-                 compiled: bool = True) -> None:
+                 compiled: bool = True, on_steps: Callable[[Steps], None] | None = None
+                 ) -> None:
         self.solver = solver
         self.dyn = dyn
         self.on_segment = on_segment
+        self.on_steps = on_steps
         from .steploop import StepLoop  # it builds on this module's event rules
 
         #: The compiled step loop where the train and solver allow it (and ``compiled``).
@@ -169,15 +179,18 @@ class Integrator:
                 if message is not None:
                     return message
                 loop = self.loop
-                status, segments = loop.run(t_end)
+                status, steps = loop.run(t_end)
                 if loop.edges:
                     self.event_counts["slack edge"] += loop.edges
-                for seg in segments:
-                    if self.on_segment is not None:
-                        self.on_segment(seg)
+                if steps is not None:
+                    if self.on_steps is not None:
+                        self.on_steps(steps)
+                    elif self.on_segment is not None:
+                        for seg in steps:
+                            self.on_segment(seg)
                 if status == loop.DONE:
                     return None
-                if segments:
+                if steps is not None:
                     g_old = self._values(s.t, s.y, self._derivative())
                     for b, blk in enumerate(dyn.events):
                         # the loop locates the events that only end a step (kinks: the

@@ -137,6 +137,26 @@ class CouplingMonitor:
             self.compression_time[more] = t
             self.compression_position[more] = position[more]
 
+    def update_many(self, t: np.ndarray, x: np.ndarray, offset: np.ndarray,
+                    force: np.ndarray) -> None:
+        """Take in several accepted steps at once, as :meth:`update` one after the other
+        would: their end times ``t`` (k), the vehicles' centres ``x`` (k, n), each
+        coupling's position behind the centre of the vehicle ahead of it ``offset``
+        (n - 1), and the forces (k, n - 1). The first step to reach a new extreme
+        gives its time and position, as in :meth:`update`."""
+        cols = np.arange(force.shape[1])
+        for sign, value, when, position in (
+                (1.0, self.tension, self.tension_time, self.tension_position),
+                (-1.0, self.compression, self.compression_time, self.compression_position)):
+            j = (force.argmax if sign > 0 else force.argmin)(axis=0)  # the first extreme
+            top = sign * force[j, cols]
+            more = top > value
+            if more.any():
+                value[more] = top[more]
+                at, c = j[more], cols[more]
+                when[more] = t[at]
+                position[more] = x[at, c] - offset[c]
+
     def summary(self, absorbed: np.ndarray) -> list[dict[str, float]]:
         """One entry per coupling, for summary.json, with the energy each ``absorbed`` (J,
         the work done on it: once it is unloaded again, what its draft gears took up)."""

@@ -22,7 +22,7 @@ import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from .integrator import Integrator, Segment
 from .plugincheck import step_problems
 from .recorder import CouplingMonitor
 from .scenario import Scenario
+
+if TYPE_CHECKING:
+    from .steploop import Steps
 
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
 _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
@@ -102,7 +105,7 @@ class Run:
         with plugin_call(f"solver {sol['method']!r}"):
             self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)
         self.integrator = Integrator(self.solver, dyn, on_segment=self._segment,
-                                     compiled=sol["compiled"])
+                                     compiled=sol["compiled"], on_steps=self._steps)
         auto = cfg["autodriver"]
         self.driver = DriverProgram(scenario.actions, tr, dyn,
                                     None if auto["mode"] == "off"
@@ -296,26 +299,69 @@ class Run:
             self.on_sample(ts, y, self.row(ts, y))
             self.k_sample += 1
 
+    def _steps(self, steps: Steps) -> None:
+        """Steps of the compiled loop, all at once: what :meth:`_segment` does for each
+        of them, in a few array operations; a step becomes a segment only where a sample
+        or a named point falls in it."""
+        if self.brakes is not None:  # (the loop serves no air-braked train)
+            for seg in steps:
+                self._segment(seg)
+            return
+        dyn, tr = self.dyn, self.train
+        y1 = steps.y[1:]
+        if tr.count > 1:
+            forces = steps.coupler_forces
+            if forces is None:  # a rigid train's come from its components
+                forces = np.array([dyn.coupler_forces(y) for y in y1])
+            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1], forces)
+        self.max_speed = max(self.max_speed, float(np.abs(y1[:, dyn.sv.start]).max()))
+        fronts = steps.y[:, dyn.sx.start] + tr.half_length[0]
+        for name, p in self.scenario.route.points.items():
+            if name in self.passages:
+                continue
+            hit = np.flatnonzero((fronts[:-1] < p) & (p <= fronts[1:]))
+            if hit.size:
+                self._passage(name, p, steps.segment(int(hit[0])))
+        if self.on_sample is None:
+            return
+        # sample times due in step j: those before its end (less 1e-12), not before
+        ends = steps.t[1:] - 1e-12
+        seg, at = None, -1
+        while True:
+            ts = self.k_sample * self.sample_interval
+            if ts >= ends[-1]:
+                return
+            j = int(np.searchsorted(ends, ts, side="right"))
+            if j != at:
+                seg, at = steps.segment(j), j
+            y = seg(ts)
+            self.on_sample(ts, y, self.row(ts, y))
+            self.k_sample += 1
+
     def _front(self, y: np.ndarray) -> float:
         return float(y[self.dyn.sx][0] + self.train.half_length[0])
 
     def _passages(self, seg: Segment) -> None:
         """Record the time and speed at which the train's front first passes each named
-        point inside ``seg`` (located on the dense output to a nanosecond)."""
+        point inside ``seg``."""
         f0, f1 = self._front(seg.y0), self._front(seg.y1)
         for name, p in self.scenario.route.points.items():
-            if name in self.passages or not f0 < p <= f1:
-                continue
-            lo, hi = seg.t0, seg.t1
-            while hi - lo > 1e-9 * max(1.0, hi):  # bisection: the front moves forward here
-                mid = 0.5 * (lo + hi)
-                if self._front(seg(mid)) < p:
-                    lo = mid
-                else:
-                    hi = mid
-            y = seg(hi)
-            self.passages[name] = {"point": name, "position_m": p, "time_s": hi,
-                                   "speed_mps": float(y[self.dyn.sv][0])}
+            if name not in self.passages and f0 < p <= f1:
+                self._passage(name, p, seg)
+
+    def _passage(self, name: str, p: float, seg: Segment) -> None:
+        """The front passing point ``name`` at ``p`` inside ``seg``, located on the dense
+        output to a nanosecond."""
+        lo, hi = seg.t0, seg.t1
+        while hi - lo > 1e-9 * max(1.0, hi):  # bisection: the front moves forward here
+            mid = 0.5 * (lo + hi)
+            if self._front(seg(mid)) < p:
+                lo = mid
+            else:
+                hi = mid
+        y = seg(hi)
+        self.passages[name] = {"point": name, "position_m": p, "time_s": hi,
+                               "speed_mps": float(y[self.dyn.sv][0])}
 
     def _sample(self, t: float, y: np.ndarray, final: bool = False) -> None:
         """Samples due at ``t`` itself (after a control update); at the end, the final

@@ -16,8 +16,10 @@ Python path has something to do: an event function changed sign in a step (the
 step is not taken; the integrator takes it again and locates the event), a
 stage was not finite or the step size collapsed (the integrator repeats the step
 and reports the failure), or its buffer of steps is full. The steps it took are
-handed on as :class:`~rrscore.integrator.Segment` objects with the method's own
-dense output, so outputs are sampled as before.
+handed on together, as arrays (:class:`Steps`): the run's monitors take them in
+a few array operations, not one call per step, and a step becomes a
+:class:`~rrscore.integrator.Segment`, with the method's own dense output, only
+where a sample or a named point falls in it.
 
 When it applies (:meth:`StepLoop.applies`): the ``rk45`` solver; every axle
 rolling and no extra lookups of the route (the compiled body pass applies); no
@@ -32,7 +34,7 @@ scenario key ``solver.compiled = false`` forces the Python path.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -43,7 +45,7 @@ from numba.experimental import structref
 
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .errors import interruption_behind
-from .integrator import EVENT_RTOL, ON_SURFACE
+from .integrator import EVENT_RTOL, ON_SURFACE, Segment
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -61,7 +63,6 @@ from .wheelsets import _margins
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
-    from .integrator import Segment
 
 # The plugins' functions reach the loop as first-class functions (numba calls the feature
 # experimental); the loop is held to the Python path by tests, so the notice is noise.
@@ -583,6 +584,38 @@ def _kernel_is_current(cls: type) -> bool:
                for name in ("force", "rates", "force_and_rates", "kernel_params"))
 
 
+class Steps:
+    """The steps one call of the loop took, as arrays: ``k + 1`` times ``t``, states
+    ``y`` and derivatives ``f`` (rows), and per step its size ``h``, whether it is
+    ``whole`` (else it ends at a slack edge reached in several steps and its dense
+    output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
+    coupler forces at its end (rows of ``coupler_forces``; None for a rigid train or
+    one vehicle). Consumers that want the Python path's view take :meth:`segment`."""
+
+    __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces")
+
+    def __init__(self, t: np.ndarray, y: np.ndarray, f: np.ndarray, h: np.ndarray,
+                 whole: np.ndarray, ks: np.ndarray, coupler_forces: np.ndarray | None) -> None:
+        self.t, self.y, self.f, self.h, self.whole = t, y, f, h, whole
+        self.ks, self.coupler_forces = ks, coupler_forces
+
+    def __len__(self) -> int:
+        return len(self.h)
+
+    def segment(self, j: int) -> Segment:
+        """Step ``j`` as a :class:`~rrscore.integrator.Segment`, with the method's dense
+        output where the step is whole."""
+        t0 = float(self.t[j])
+        dense = (partial(dp_dense, t0=t0, h=float(self.h[j]), y0=self.y[j], ks=self.ks[j])
+                 if self.whole[j] else None)
+        return Segment(t0, self.y[j], self.f[j], float(self.t[j + 1]), self.y[j + 1],
+                       self.f[j + 1], dense,
+                       None if self.coupler_forces is None else self.coupler_forces[j])
+
+    def __iter__(self) -> Iterator[Segment]:
+        return (self.segment(j) for j in range(len(self)))
+
+
 class StepLoop:
     """The compiled step loop bound to one run's solver and dynamics.
 
@@ -739,14 +772,12 @@ class StepLoop:
         return (not self.failed and self.dyn._use_compiled
                 and self.dyn.couplings.all_coupled)
 
-    def run(self, t_end: float) -> tuple[int, list[Segment]]:
+    def run(self, t_end: float) -> tuple[int, Steps | None]:
         """Steps from the solver's state towards ``t_end``, committed to the solver; the
         status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`) and the
-        steps taken, as segments with the method's dense output (which reads the loop's
-        buffers: valid until it runs again; the solver's ``dense`` likewise, which the
-        integrator uses only after a step of its own)."""
-        from .integrator import Segment
-
+        steps taken (None if none), whose dense output reads the loop's buffers: valid
+        until it runs again (the solver's ``dense`` likewise, which the integrator uses
+        only after a step of its own)."""
         s, dyn = self.solver, self.dyn
         if s.f is None:
             s.f = s._eval(s.t, s.y)
@@ -779,33 +810,27 @@ class StepLoop:
                 raise interruption from None
             self.failed = True
             return PYTHON, []
-        segments = []
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
-        if steps:
-            # one copy of each buffer for all the steps (rows are views into it)
-            Ys, Fs, Ts = Y[:steps + 1].copy(), F[:steps + 1].copy(), T[:steps + 1].tolist()
-            # a rigid train's forces come from its components (the outputs' reference)
-            CF = None if dyn.rigid or dyn.n < 2 else self._CF[:steps].copy()
-            H, whole = self._H[:steps].tolist(), self._whole[:steps].tolist()
-            for j in range(steps):
-                t0 = Ts[j]
-                # the stages stay in the buffer: segments are used up before the next call
-                dense = (partial(dp_dense, t0=t0, h=H[j], y0=Ys[j], ks=KS[j])
-                         if whole[j] else None)
-                segments.append(Segment(t0, Ys[j], Fs[j], Ts[j + 1], Ys[j + 1], Fs[j + 1],
-                                        dense, None if CF is None else CF[j]))
-            last = segments[-1]
-            s._last = ((last.t0, last.y0, last.f0, last.t1, last.y1, last.f1,
-                        (float(self._H[steps - 1]), KS[steps - 1]))
-                       if self._whole[steps - 1] else None)
-            s.t_old, s.y_old, s.f_old = last.t0, last.y0, last.f0
-            s.t, s.y, s.f = last.t1, last.y1, last.f1
-            s.nsteps += int(counts[2])
-            self.steps_taken += steps
-            s.nfev += int(counts[0])
-            s.nrejected += int(counts[1])
-            s.h = h
-            b.hold_directions(direction, frozen)  # as dyn.commit(s.y); no air brake here
-            w.commit(s.y)
-        return status, segments
+        if not steps:
+            return status, None
+        # one copy of each buffer for all the steps; the stages stay in the buffer (the
+        # steps are used up before the loop runs again)
+        taken = Steps(T[:steps + 1].copy(), Y[:steps + 1].copy(), F[:steps + 1].copy(),
+                      self._H[:steps].copy(), self._whole[:steps].copy(), KS,
+                      # a rigid train's forces come from its components (the outputs')
+                      None if dyn.rigid or dyn.n < 2 else self._CF[:steps].copy())
+        j = steps - 1
+        s._last = ((float(taken.t[j]), taken.y[j], taken.f[j], float(taken.t[j + 1]),
+                    taken.y[j + 1], taken.f[j + 1], (float(taken.h[j]), KS[j]))
+                   if taken.whole[j] else None)
+        s.t_old, s.y_old, s.f_old = float(taken.t[j]), taken.y[j], taken.f[j]
+        s.t, s.y, s.f = float(taken.t[steps]), taken.y[steps], taken.f[steps]
+        s.nsteps += int(counts[2])
+        self.steps_taken += steps
+        s.nfev += int(counts[0])
+        s.nrejected += int(counts[1])
+        s.h = h
+        b.hold_directions(direction, frozen)  # as dyn.commit(s.y); no air brake here
+        w.commit(s.y)
+        return status, taken

@@ -88,6 +88,7 @@ def test_two_coupled_cars_conserve_momentum():
     p0 = m_eff * (1.5 - 0.5)
     momenta = []
     run.integrator.on_segment = lambda seg: momenta.append(m_eff * float(seg.y1[dyn.sv].sum()))
+    run.integrator.on_steps = None  # the compiled loop's steps too, one by one
     run.integrator.restart(0.0, y)
     run.integrator.advance(30.0)
     assert len(momenta) > 100

@@ -123,6 +123,7 @@ def _undamped_pair_amplitudes(speed: float) -> np.ndarray:
         energies.append(0.5 * k * d * d + 0.25 * m_eff * dv * dv)  # reduced mass m/2
 
     run.integrator.on_segment = energy
+    run.integrator.on_steps = None  # the compiled loop's steps too, one by one
     run.advance()
     return np.sqrt(np.array(energies) * 2 * k)  # k * deflection amplitude, N
 

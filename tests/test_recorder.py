@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from rrscore.recorder import Recorder
+from rrscore.recorder import CouplingMonitor, Recorder
 
 
 def test_the_series_holds_every_row_across_blocks_in_order(tmp_path):
@@ -58,3 +58,22 @@ def test_kept_rows_cost_about_eight_bytes_a_value():
     used, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert used < 1.1 * 8 * 10_000 * 200 + Recorder.BLOCK_BYTES
+
+
+def test_steps_taken_together_give_the_extremes_of_steps_taken_one_by_one():
+    # forces rounded to a few values, so that extremes tie and the first must win
+    rng = np.random.default_rng(7)
+    k, n = 40, 6
+    t = np.cumsum(rng.uniform(0.01, 0.02, k))
+    x = rng.normal(size=(k, n)) * 100.0
+    offset = rng.uniform(5.0, 10.0, n - 1)
+    force = np.round(rng.normal(size=(k, n - 1)) * 3.0) * 1e4
+    one, many = CouplingMonitor(n - 1), CouplingMonitor(n - 1)
+    for j in range(k):
+        one.update(t[j], x[j, :-1] - offset, force[j])
+    many.update_many(t[:15], x[:15], offset, force[:15])  # in two batches, as runs go
+    many.update_many(t[15:], x[15:], offset, force[15:])
+    for name in ("tension", "tension_time", "tension_position", "compression",
+                 "compression_time", "compression_position"):
+        np.testing.assert_array_equal(getattr(many, name), getattr(one, name), err_msg=name)
+    assert (one.tension > 0).all() and (one.compression > 0).all()  # both were exercised
