@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 
 class LineFile:
@@ -144,18 +145,9 @@ class CouplingMonitor:
         coupling's position behind the centre of the vehicle ahead of it ``offset``
         (n - 1), and the forces (k, n - 1). The first step to reach a new extreme
         gives its time and position, as in :meth:`update`."""
-        cols = np.arange(force.shape[1])
-        for sign, value, when, position in (
-                (1.0, self.tension, self.tension_time, self.tension_position),
-                (-1.0, self.compression, self.compression_time, self.compression_position)):
-            j = (force.argmax if sign > 0 else force.argmin)(axis=0)  # the first extreme
-            top = sign * force[j, cols]
-            more = top > value
-            if more.any():
-                value[more] = top[more]
-                at, c = j[more], cols[more]
-                when[more] = t[at]
-                position[more] = x[at, c] - offset[c]
+        _take_extremes(t, x, offset, force, self.tension, self.tension_time,
+                       self.tension_position, self.compression, self.compression_time,
+                       self.compression_position)
 
     def summary(self, absorbed: np.ndarray) -> list[dict[str, float]]:
         """One entry per coupling, for summary.json, with the energy each ``absorbed`` (J,
@@ -171,6 +163,23 @@ class CouplingMonitor:
              "energy_absorbed_J": float(absorbed[j])}
             for j in range(len(self.tension))
         ]
+
+
+@njit(cache=True)
+def _take_extremes(t, x, offset, force, tension, tension_time, tension_position, compression,
+                   compression_time, compression_position):  # pragma: no cover (compiled)
+    """:meth:`CouplingMonitor.update` for each step in turn, in place."""
+    for j in range(force.shape[0]):
+        for c in range(force.shape[1]):
+            f = force[j, c]
+            if f > tension[c]:
+                tension[c] = f
+                tension_time[c] = t[j]
+                tension_position[c] = x[j, c] - offset[c]
+            if -f > compression[c]:
+                compression[c] = -f
+                compression_time[c] = t[j]
+                compression_position[c] = x[j, c] - offset[c]
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -314,14 +314,18 @@ class Run:
             if forces is None:  # a rigid train's come from its components
                 forces = np.array([dyn.coupler_forces(y) for y in y1])
             self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1], forces)
-        self.max_speed = max(self.max_speed, float(np.abs(y1[:, dyn.sv.start]).max()))
-        fronts = steps.y[:, dyn.sx.start] + tr.half_length[0]
-        for name, p in self.scenario.route.points.items():
-            if name in self.passages:
-                continue
-            hit = np.flatnonzero((fronts[:-1] < p) & (p <= fronts[1:]))
-            if hit.size:
-                self._passage(name, p, steps.segment(int(hit[0])))
+        v = y1[:, dyn.sv.start]
+        self.max_speed = max(self.max_speed, float(v.max()), -float(v.min()))  # max |v|
+        points = self.scenario.route.points
+        if len(self.passages) < len(points):
+            fronts = steps.y[:, dyn.sx.start] + tr.half_length[0]
+            lo, hi = fronts.min(), fronts.max()
+            for name, p in points.items():
+                if name in self.passages or not lo < p <= hi:
+                    continue
+                hit = np.flatnonzero((fronts[:-1] < p) & (p <= fronts[1:]))
+                if hit.size:
+                    self._passage(name, p, steps.segment(int(hit[0])))
         if self.on_sample is None:
             return
         # sample times due in step j: those before its end (less 1e-12), not before
