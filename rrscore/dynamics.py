@@ -406,6 +406,10 @@ class TrainDynamics:
         if self.n < 2:
             return np.zeros(0)
         if self.rigid:
+            if self._use_compiled:  # the compiled pass works them out as the loads do
+                cf = np.zeros(self.n - 1)
+                self.compiled.rates(y, cf, np.empty(self.size))
+                return cf
             return self.loads(0.0, y).coupler_force
         return self.couplings.force_at(y)
 

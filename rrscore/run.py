@@ -310,10 +310,8 @@ class Run:
         dyn, tr = self.dyn, self.train
         y1 = steps.y[1:]
         if tr.count > 1:
-            forces = steps.coupler_forces
-            if forces is None:  # a rigid train's come from its components
-                forces = np.array([dyn.coupler_forces(y) for y in y1])
-            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1], forces)
+            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1],
+                                     steps.coupler_forces)
         v = y1[:, dyn.sv.start]
         self.max_speed = max(self.max_speed, float(v.max()), -float(v.min()))  # max |v|
         points = self.scenario.route.points

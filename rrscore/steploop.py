@@ -589,8 +589,8 @@ class Steps:
     ``y`` and derivatives ``f`` (rows), and per step its size ``h``, whether it is
     ``whole`` (else it ends at a slack edge reached in several steps and its dense
     output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
-    coupler forces at its end (rows of ``coupler_forces``; None for a rigid train or
-    one vehicle). Consumers that want the Python path's view take :meth:`segment`."""
+    coupler forces at its end (rows of ``coupler_forces``; None for a train of one
+    vehicle). Consumers that want the Python path's view take :meth:`segment`."""
 
     __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces")
 
@@ -818,8 +818,7 @@ class StepLoop:
         # steps are used up before the loop runs again)
         taken = Steps(T[:steps + 1].copy(), Y[:steps + 1].copy(), F[:steps + 1].copy(),
                       self._H[:steps].copy(), self._whole[:steps].copy(), KS,
-                      # a rigid train's forces come from its components (the outputs')
-                      None if dyn.rigid or dyn.n < 2 else self._CF[:steps].copy())
+                      None if dyn.n < 2 else self._CF[:steps].copy())
         j = steps - 1
         s._last = ((float(taken.t[j]), taken.y[j], taken.f[j], float(taken.t[j + 1]),
                     taken.y[j + 1], taken.f[j + 1], (float(taken.h[j]), KS[j]))
