@@ -411,9 +411,13 @@ class Run:
         out = self.scenario.config["output"]
         if dyn.airbrake is not None:
             dyn.airbrake.sample_time = t
-        loads = dyn.loads(t, y)
+        if out["vehicles"] or out["couplings"] or dyn.airbrake is not None:
+            loads = dyn.loads(t, y)
+            accel = loads.accel[0]
+        else:  # only the acceleration: from the right-hand side (compiled where it applies)
+            accel = self.solver.fun(t, y)[dyn.sv.start]
         x, v = y[dyn.sx], y[dyn.sv]
-        row = [t, x[0], v[0], loads.accel[0], float(dyn.traction_force().sum()),
+        row = [t, x[0], v[0], accel, float(dyn.traction_force().sum()),
                self.scenario.route.speed_limit(x[0] + tr.half_length[0]),
                x[0] + tr.half_length[0], x[-1] - tr.half_length[-1]]
         if out["vehicles"]:
