@@ -45,6 +45,9 @@ ARC_CHORD = 1.0
 JOIN_TOL = 0.5
 #: Longest track, m: far longer than any yard's, short enough to draw and search.
 MAX_TRACK = 1e5
+#: Steps of the search for loops at any setting of the switches before it gives up (a
+#: yard's ladders take a step per track and walk; only a knot of crossovers comes near).
+LOOP_SEARCH_LIMIT = 200_000
 
 PLAN_SCHEMA = {
     "line": Param("m", None, "a straight piece of this length", min=0.0, exclusive_min=True,
@@ -352,7 +355,8 @@ class Network:
                     f"found {r['to']:g} m, expected beyond from ({r['from']:g} m) and at "
                     f"most the track's length ({self.tracks[t].length:g} m)")
             self.retarders.append({**r, "track": t})
-        self.lines([s.position for s in self.switches], root)  # no loops
+        self.lines([s.position for s in self.switches], root)  # no loops as they are set
+        self._refuse_loops(root)  # nor as they may be set
 
     # ------------------------------------------------------------------ geometry
     def _build_tracks(self, rows: list[dict], ctx: Context) -> list[Track]:
@@ -529,6 +533,54 @@ class Network:
             out.append(Line([t for t, _ in chain], [f for _, f in chain], starts, lengths,
                             float(lengths.sum()), (ends[1], ends[0]), route))
         return out
+
+    def _exits(self, end: tuple[int, int], setting: dict[int, int]
+               ) -> list[tuple[tuple[int, int], dict[int, int]]]:
+        """Where a car leaving by ``end`` may run on to, with the switch positions that
+        takes (``setting``: those fixed so far, by switch index): a joined end; from a
+        toe, either leg of a switch not yet set; from a leg, the toe, if the switch is
+        (or can be) set to it."""
+        if end in self.joined:
+            return [(self.joined[end], setting)]
+        k = self.switch_at.get(end)
+        if k is None:
+            return []  # a buffer stop
+        sw = self.switches[k]
+        if end == sw.points:
+            legs = [setting[k]] if k in setting else [0, 1]
+            return [(sw.legs[i], {**setting, k: i}) for i in legs]
+        leg = sw.legs.index(end)
+        return [(sw.points, {**setting, k: leg})] if setting.get(k, leg) == leg else []
+
+    def _refuse_loops(self, ctx: Context) -> None:
+        """Refuse a network where some setting of its switches closes a loop of tracks.
+
+        :meth:`lines` refuses one at the setting it is given; this walks from every
+        track's end along every way the switches allow, each switch set once (to the
+        leg the walk takes), and stops at the first track met again. Walks branch only
+        at toes not yet set, so a yard's ladders (trees) cost a walk per track; the
+        search gives up after :data:`LOOP_SEARCH_LIMIT` steps, leaving :meth:`lines`
+        to find a loop as switches are thrown."""
+        steps = 0
+        for t0 in range(len(self.tracks)):
+            stack = [((t0, 1), frozenset((t0,)), {})]
+            while stack:
+                end, seen, setting = stack.pop()
+                for (track, enter), after in self._exits(end, setting):
+                    if track in seen:
+                        sw = self.switches
+                        thrown = ", ".join(f"{sw[k].name!r} to {self.end_name(sw[k].legs[i])}"
+                                           for k, i in sorted(after.items())
+                                           if i != sw[k].position)
+                        raise ctx.child("tracks").error(
+                            f"found a loop of tracks through {self.tracks[track].name!r}"
+                            + (f" with switch {thrown}" if thrown else "")
+                            + "; expected tracks without loops at any setting of the "
+                            "switches (a loop line is not supported)")
+                    steps += 1
+                    if steps > LOOP_SEARCH_LIMIT:
+                        return
+                    stack.append(((track, 1 - enter), seen | {track}, after))
 
     def chain_route(self, chain: list[tuple[int, bool]]) -> tuple[np.ndarray, np.ndarray, Route]:
         """Track lengths, start coordinates and profile of tracks strung end to end, each

@@ -188,3 +188,21 @@ def test_a_polyline_plan_gives_coordinates_along_it():
     assert tr.length == pytest.approx(110.0)
     assert tr.coords(25.0) == pytest.approx([15.0, 20.0])
     assert tr.coords(80.0) == pytest.approx([30.0, 70.0])
+
+
+def test_a_loop_that_a_switch_would_close_is_refused_at_load():
+    # a -> switch s1 -> b (a buffer stop at its end) as set; thrown to c, the line runs
+    # a -> c -> a: a loop no drive could run on, refused before any drive starts
+    table = {"tracks": [
+        {"name": "a", "length": 100.0, "start": [0.0, 0.0], "heading": 0.0},
+        {"name": "b", "length": 50.0},
+        {"name": "c", "points": [[100.0, 0.0], [150.0, 50.0], [0.0, 50.0], [0.0, 0.0]]}],
+        "switches": [{"name": "s1", "points": "a.end", "legs": ["b.start", "c.start"]}],
+        "connections": [{"ends": ["c.end", "a.start"]}]}
+    with pytest.raises(ConfigError) as err:
+        network(table)
+    assert err.value.key == "network.tracks"
+    assert "loop" in str(err.value) and "'s1' to c.start" in str(err.value), str(err.value)
+    # the same tracks without the closing connection are a network like any other
+    table["connections"] = []
+    assert len(network(table).lines([0])) == 2
