@@ -22,12 +22,15 @@ a few array operations, not one call per step, and a step becomes a
 where a sample or a named point falls in it.
 
 When it applies (:meth:`StepLoop.applies`): the ``rk45`` solver; every axle
-rolling and no extra lookups of the route (the compiled body pass applies); no
-air brake; every coupling coupled, in one coupler model that has a compiled
+rolling and no extra lookups of the route (the compiled body pass applies); every
+coupling coupled, in one coupler model that has a compiled
 ``force_kernel`` (the shipped ``spring_damper``, ``sa3`` and ``linear`` do); every
 vehicle plugin's states written as a compiled ``state_rates`` (at most
 :data:`MAX_STATE_BATCHES` vehicle types with states); adhesion laws of the shipped
-forms. Anything else runs on the Python path, which stays the reference. The
+forms. An air brake integrates its own states a control step ahead (see
+:mod:`rrscore.airbrake`); the train's only take its brake torques, held, and the
+air it draws from the main reservoirs, which the loop subtracts as the Python path
+does. Anything else runs on the Python path, which stays the reference. The
 scenario key ``solver.compiled = false`` forces the Python path.
 """
 
@@ -155,10 +158,11 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled
 
 
 @njit(cache=True)
-def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies,
+def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
          held, frozen, direction):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
-    couplers, the vehicle plugins' states, then the body pass."""
+    couplers, the vehicle plugins' states, the air the air brake draws from main
+    reservoirs (``air``: their states' indices and the rates), then the body pass."""
     _coupler_forces(y, dy, cf, kern, lay, ctable)
     sv = lay[1]
     for b in range(vs_lay.shape[0]):
@@ -168,6 +172,13 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bod
             v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
         s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
         kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
+    mr_index, mr_draw = air
+    if mr_index.size:  # as numpy's dy[index] -= draw: read all, then write (the last wins)
+        after = np.empty(mr_index.size)
+        for k in range(mr_index.size):
+            after[k] = dy[mr_index[k]] - mr_draw[k]
+        for k in range(mr_index.size):
+            dy[mr_index[k]] = after[k]
     idx, knots, tables, static, axle_vehicle, inv_radius = bodies
     body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
                axle_vehicle, inv_radius, lay[5] == 1)
@@ -175,11 +186,12 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bod
 
 @njit(cache=True)
 def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2,
-              in3, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
-              direction):  # pragma: no cover (compiled)
+              in3, mr_index, mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius,
+              held, frozen, direction):  # pragma: no cover (compiled)
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
-         (b_idx, knots, tables, static, axle_vehicle, inv_radius), held, frozen, direction)
+         (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius), held,
+         frozen, direction)
 
 
 # ---------------------------------------------------------------------- events
@@ -279,7 +291,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
-    kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen, \
+    kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction = R
     n = y.size
     _reference(y, ref, lay, weights, axle_radius)
@@ -298,12 +310,12 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
             if not finite:
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
-                 vs_sign, inputs, bodies, held, frozen, direction)
+                 vs_sign, inputs, air, bodies, held, frozen, direction)
         y1, finite = _stage_state(y, h, _DP_B, ks, 6)
         if not finite:
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             bodies, held, frozen, direction)
+             air, bodies, held, frozen, direction)
         counts[0] += 6
         err = _weighted(h, _DP_E, ks)
         for c in range(n):
@@ -409,8 +421,9 @@ def _locate_slack(t0, t1, h, y0, ks, g0, g1, first, nk, sx, nominal,
 
 @njit(cache=True)
 def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
-             kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, b_idx, knots,
-             tables, static, axle_vehicle, inv_radius, held, frozen, direction, has_friction,
+             kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, mr_index,
+             mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
+             direction, has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
              coupler_watch, T, Y, F, KS, H, WHOLE, CF, G_OUT, counts):  # pragma: no cover
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
@@ -428,8 +441,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     sides, rejected trials, solver steps (with the ones taken again), slack edges."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
+    air = (mr_index, mr_draw)
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius)
-    R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, bodies, held, frozen,
+    R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
          direction)
     n = Y.shape[1]
     nc = lay[2]
@@ -451,7 +465,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     f = F[0]
     if lay[10]:  # the break margins need the coupler forces at the start
         _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             bodies, held, frozen, direction)
+             air, bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
     steps = 0
@@ -696,6 +710,10 @@ class StepLoop:
         self._cf = np.empty(max(nc, 0))
         self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
                                  dtype=np.int64)
+        self._no_air = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        ab = dyn.airbrake
+        self._mr_index = (np.ascontiguousarray(ab._mr_states, dtype=np.int64)
+                          if ab is not None else self._no_air[0])
         # the loop serves only trains with every coupling coupled: watch each that can break
         self._watch = (np.isfinite(cp.break_force) if nc > 0 else np.zeros(0, dtype=np.bool_))
         self._break_on = bool(self._watch.any()) and not dyn.rigid
@@ -711,7 +729,7 @@ class StepLoop:
         """The loop for ``solver`` on ``dyn``, or None where it can never serve them."""
         if type(solver) is not DormandPrince45 or solver.reference != dyn.reference:
             return None
-        if dyn.airbrake is not None or not dyn.compiled.possible:
+        if not dyn.compiled.possible:
             return None
         vs, cp = dyn.vehicle_states, dyn.couplings
         if len(vs.batches) > MAX_STATE_BATCHES:
@@ -749,7 +767,7 @@ class StepLoop:
         try:
             _rhs_flat(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
                       self._vs_lay, self._vs_index, self._vs_sign, *self._inputs,
-                      *self._bodies, b.held, b.frozen, b.direction)
+                      *self._air(), *self._bodies, b.held, b.frozen, b.direction)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -757,6 +775,14 @@ class StepLoop:
             self.failed = True
             return dyn.rhs(t, y)
         return dy
+
+    def _air(self) -> tuple[np.ndarray, np.ndarray]:
+        """The main reservoirs' states the air brake draws from and its rates, held over
+        the control step (empty without an air brake)."""
+        ab = self.dyn.airbrake
+        if ab is None or not ab._mr_states.size:
+            return self._no_air
+        return self._mr_index, np.ascontiguousarray(ab.mr_rate[ab._mr_held], dtype=float)
 
     def kinks_out(self, name: str) -> np.ndarray:
         """The values of the action-less event block ``name`` (the slack edges, the one
@@ -800,7 +826,8 @@ class StepLoop:
             status, steps, h = self._advance(
                 s.t, t_end, s.h, s.max_step, BUFFER_STEPS, *self._atol_rtol,
                 dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
-                self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._bodies,
+                self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._air(),
+                *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
                 T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
@@ -830,6 +857,7 @@ class StepLoop:
         s.nfev += int(counts[0])
         s.nrejected += int(counts[1])
         s.h = h
-        b.hold_directions(direction, frozen)  # as dyn.commit(s.y); no air brake here
+        # as dyn.commit(s.y): the air brake's commit tears no hose while all are coupled
+        b.hold_directions(direction, frozen)
         w.commit(s.y)
         return status, taken
