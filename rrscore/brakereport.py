@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .airbrake import EMERGENCY, RUNNING, SERVICE
 from .compiled import dot
@@ -90,6 +91,32 @@ class BrakeApplications:
         if v1.max() <= self.standstill:
             self._end(seg.t1, seg.y1, "stopped")
 
+    def steps(self, steps) -> None:
+        """Steps of the compiled loop (:class:`~rrscore.steploop.Steps`), all at once, as
+        :meth:`segment` one after the other would take them."""
+        v = np.abs(steps.y[:, self.dyn.sv])
+        self.air_work, self.dynamic_work = _works(self.air_work, self.dynamic_work, steps.t,
+                                                  v, self.dyn.airbrake.force, self._dynamic)
+        cur = self.current
+        if cur is None:
+            return
+        stops = np.flatnonzero(v[1:].max(axis=1) <= self.standstill)
+        last = int(stops[0]) if stops.size else len(steps) - 1  # the application's last
+        forces = steps.coupler_forces
+        if forces is not None and forces.size:
+            # the first step, then the first coupling, to reach each extreme (as segment)
+            f = forces[:last + 1]
+            j = int(f.argmax())
+            if f.flat[j] > cur["max_coupler_tension_N"]:
+                cur["max_coupler_tension_N"] = float(f.flat[j])
+                cur["max_coupler_tension_coupling"] = j % f.shape[1]
+            j = int(f.argmin())
+            if -f.flat[j] > cur["max_coupler_compression_N"]:
+                cur["max_coupler_compression_N"] = float(-f.flat[j])
+                cur["max_coupler_compression_coupling"] = j % f.shape[1]
+        if stops.size:
+            self._end(float(steps.t[last + 1]), steps.y[last + 1], "stopped")
+
     def _end(self, t: float, y: np.ndarray, how: str) -> None:
         cur = self.current
         assert cur is not None
@@ -110,3 +137,17 @@ class BrakeApplications:
                     "distance_m": self._front(y) - cur["start_position_m"]}
             out.append(cur)
         return out
+
+
+@njit(cache=True)
+def _works(air, dynamic, t, v, air_force, dynamic_force):  # pragma: no cover (compiled)
+    """The air and dynamic brakes' work over the steps between the times ``t``, the
+    speeds ``v`` (rows) at them, as :meth:`BrakeApplications.segment` adds it up."""
+    mean = np.empty(v.shape[1])
+    for j in range(t.size - 1):
+        dt = t[j + 1] - t[j]
+        for i in range(mean.size):
+            mean[i] = 0.5 * (v[j, i] + v[j + 1, i])
+        air += dot(air_force, mean) * dt
+        dynamic += dot(dynamic_force, mean) * dt
+    return air, dynamic

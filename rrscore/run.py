@@ -303,15 +303,13 @@ class Run:
         """Steps of the compiled loop, all at once: what :meth:`_segment` does for each
         of them, in a few array operations; a step becomes a segment only where a sample
         or a named point falls in it."""
-        if self.brakes is not None:  # (the loop serves no air-braked train)
-            for seg in steps:
-                self._segment(seg)
-            return
         dyn, tr = self.dyn, self.train
         y1 = steps.y[1:]
         if tr.count > 1:
             self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1],
                                      steps.coupler_forces)
+        if self.brakes is not None:
+            self.brakes.steps(steps)
         v = y1[:, dyn.sv.start]
         self.max_speed = max(self.max_speed, float(v.max()), -float(v.min()))  # max |v|
         points = self.scenario.route.points
