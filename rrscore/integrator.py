@@ -197,7 +197,7 @@ class Integrator:
                         # slack edges) itself; where it left them, edges just reached
                         # are beyond their surface
                         if blk.action is None and g_old[b] is not None:
-                            g_old[b] = loop.kinks_out(blk.name)
+                            g_old[b] = loop.kinks_out()
                 if status == loop.FULL:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step

@@ -784,12 +784,10 @@ class StepLoop:
             return self._no_air
         return self._mr_index, np.ascontiguousarray(ab.mr_rate[ab._mr_held], dtype=float)
 
-    def kinks_out(self, name: str) -> np.ndarray:
-        """The values of the action-less event block ``name`` (the slack edges, the one
-        such block there is) at the state the last :meth:`run` ended at, with the edges
-        it reached on their surface put beyond it (as the Python path leaves them)."""
-        if name != "slack edge":
-            raise ValueError(f"the step loop does not locate {name!r} events")
+    def kinks_out(self) -> np.ndarray:
+        """The values of the action-less event block (the slack edges: :meth:`build`
+        refuses any other) at the state the last :meth:`run` ended at, with the edges it
+        reached on their surface put beyond it (as the Python path leaves them)."""
         return self._g_out.copy()
 
     def applies(self) -> bool:
@@ -836,7 +834,7 @@ class StepLoop:
             if interruption is not None:
                 raise interruption from None
             self.failed = True
-            return PYTHON, []
+            return PYTHON, None
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
         if not steps:

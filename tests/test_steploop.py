@@ -136,3 +136,21 @@ def test_events_with_actions_are_handed_to_the_python_path_and_the_drive_is_the_
     kinds = {"braked to a stop": "standstill", "wheels slipping": "slip",
              "coupler breaking": "coupler break"}
     assert fast.summary["events"][kinds[case]] > 0  # the case meets the event it is about
+
+
+def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
+    # a plugin's kernel raising inside the loop: the Python path serves the rest of the
+    # drive (and would name the plugin, were it still failing there)
+    from rrscore import steploop
+
+    def fails(*args):
+        raise ZeroDivisionError("a kernel failed")
+
+    path = ROOT / "configs" / "scenarios" / "freight_50.toml"
+    ref = rrscore.Drive(_load(path, False)).run()
+    drive = rrscore.Drive(_load(path, True))
+    monkeypatch.setattr(drive.run_.integrator.loop, "_advance", fails)
+    fast = drive.run()
+    assert drive.run_.integrator.loop.failed
+    np.testing.assert_array_equal(fast.series["position_m"], ref.series["position_m"])
+    assert fast.summary["steps"] == ref.summary["steps"]
