@@ -205,7 +205,11 @@ class TrainDynamics:
         self.body_force = np.zeros(self.n)
         self.body_resist = np.zeros(self.n)
         self._axle_brake_own = np.zeros(train.axle_count)  # the models' own, without air
-        self._forget_inputs()
+        #: Per batch: the batch, its vehicles and its axles (flat, in the train's order)
+        #: as slices where they stand together, its vehicles' orientation, and what its
+        #: model set at the last :meth:`set_inputs` (a one-item list; None: take it).
+        self.placed = [(b, _as_slice(b.model.index), _as_slice(b.axles.ravel()),
+                        train.orientation[b.model.index], [None]) for b in train.batches]
         self._mean_weights = train.mass / train.total_mass
         per = [(self.bodies.events(), "vehicle"), (self.wheelsets.events(), "axle")]
         if not rigid:
@@ -335,12 +339,8 @@ class TrainDynamics:
 
     def _forget_inputs(self) -> None:
         """Take every model's inputs again at the next :meth:`set_inputs`."""
-        #: Per batch: the batch, its vehicles and its axles (flat, in the train's order)
-        #: as slices where they stand together, its vehicles' orientation, and what its
-        #: model set at the last :meth:`set_inputs` (a one-item list).
-        self.placed = [(b, _as_slice(b.model.index), _as_slice(b.axles.ravel()),
-                        self.train.orientation[b.model.index], [None])
-                       for b in self.train.batches]
+        for *_, last in self.placed:
+            last[0] = None
 
     # -------------------------------------------------------------------- rhs
     def loads(self, t: float, y: np.ndarray) -> Loads:
