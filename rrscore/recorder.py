@@ -127,25 +127,13 @@ class CouplingMonitor:
 
     def update(self, t: float, position: np.ndarray, force: np.ndarray) -> None:
         """Take in one accepted step: coupling positions and forces."""
-        more = force > self.tension
-        if more.any():
-            self.tension = np.where(more, force, self.tension)
-            self.tension_time[more] = t
-            self.tension_position[more] = position[more]
-        more = -force > self.compression
-        if more.any():
-            self.compression = np.where(more, -force, self.compression)
-            self.compression_time[more] = t
-            self.compression_position[more] = position[more]
+        self.update_many(np.array([t]), position[None, :], force[None, :])
 
-    def update_many(self, t: np.ndarray, x: np.ndarray, offset: np.ndarray,
-                    force: np.ndarray) -> None:
-        """Take in several accepted steps at once, as :meth:`update` one after the other
-        would: their end times ``t`` (k), the vehicles' centres ``x`` (k, n), each
-        coupling's position behind the centre of the vehicle ahead of it ``offset``
-        (n - 1), and the forces (k, n - 1). The first step to reach a new extreme
-        gives its time and position, as in :meth:`update`."""
-        _take_extremes(t, x, offset, force, self.tension, self.tension_time,
+    def update_many(self, t: np.ndarray, position: np.ndarray, force: np.ndarray) -> None:
+        """Take in accepted steps in time order: their end times ``t`` (k), the couplings'
+        positions (k, n - 1) and forces (k, n - 1). The first step to reach a new extreme
+        gives its time and position."""
+        _take_extremes(t, position, force, self.tension, self.tension_time,
                        self.tension_position, self.compression, self.compression_time,
                        self.compression_position)
 
@@ -166,20 +154,20 @@ class CouplingMonitor:
 
 
 @njit(cache=True)
-def _take_extremes(t, x, offset, force, tension, tension_time, tension_position, compression,
+def _take_extremes(t, position, force, tension, tension_time, tension_position, compression,
                    compression_time, compression_position):  # pragma: no cover (compiled)
-    """:meth:`CouplingMonitor.update` for each step in turn, in place."""
+    """:meth:`CouplingMonitor.update_many`, in place."""
     for j in range(force.shape[0]):
         for c in range(force.shape[1]):
             f = force[j, c]
             if f > tension[c]:
                 tension[c] = f
                 tension_time[c] = t[j]
-                tension_position[c] = x[j, c] - offset[c]
+                tension_position[c] = position[j, c]
             if -f > compression[c]:
                 compression[c] = -f
                 compression_time[c] = t[j]
-                compression_position[c] = x[j, c] - offset[c]
+                compression_position[c] = position[j, c]
 
 
 def _finite_or_none(value: float) -> float | None:

@@ -306,7 +306,7 @@ class Run:
         dyn, tr = self.dyn, self.train
         y1 = steps.y[1:]
         if tr.count > 1:
-            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx], tr.half_length[:-1],
+            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx][:, :-1] - tr.half_length[:-1],
                                      steps.coupler_forces)
         if self.brakes is not None:
             self.brakes.steps(steps)

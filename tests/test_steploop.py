@@ -141,8 +141,6 @@ def test_events_with_actions_are_handed_to_the_python_path_and_the_drive_is_the_
 def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
     # a plugin's kernel raising inside the loop: the Python path serves the rest of the
     # drive (and would name the plugin, were it still failing there)
-    from rrscore import steploop
-
     def fails(*args):
         raise ZeroDivisionError("a kernel failed")
 
