@@ -70,41 +70,27 @@ class BrakeApplications:
     def segment(self, seg, forces: np.ndarray | None) -> None:
         """A committed segment ``[t0, t1]`` of the solution and the coupler forces at its
         end: energy, in-train forces and the end of an application by a stop."""
-        sv = self.dyn.sv
-        v0, v1 = np.abs(seg.y0[sv]), np.abs(seg.y1[sv])
-        dt = seg.t1 - seg.t0
-        mean = 0.5 * (v0 + v1)  # the forces are held over the segment; v is smooth in it
-        self.air_work += dot(self.dyn.airbrake.force, mean) * dt
-        self.dynamic_work += dot(self._dynamic, mean) * dt
-        cur = self.current
-        if cur is None:
-            return
-        if forces is not None and forces.size:
-            j = int(forces.argmax())
-            if forces[j] > cur["max_coupler_tension_N"]:
-                cur["max_coupler_tension_N"] = float(forces[j])
-                cur["max_coupler_tension_coupling"] = j
-            j = int(forces.argmin())
-            if -forces[j] > cur["max_coupler_compression_N"]:
-                cur["max_coupler_compression_N"] = float(-forces[j])
-                cur["max_coupler_compression_coupling"] = j
-        if v1.max() <= self.standstill:
-            self._end(seg.t1, seg.y1, "stopped")
+        self._take(np.array([seg.t0, seg.t1]), np.stack([seg.y0, seg.y1]),
+                   None if forces is None else forces[None, :])
 
     def steps(self, steps) -> None:
-        """Steps of the compiled loop (:class:`~rrscore.steploop.Steps`), all at once, as
-        :meth:`segment` one after the other would take them."""
-        v = np.abs(steps.y[:, self.dyn.sv])
-        self.air_work, self.dynamic_work = _works(self.air_work, self.dynamic_work, steps.t,
-                                                  v, self.dyn.airbrake.force, self._dynamic)
+        """Steps of the compiled loop (:class:`~rrscore.steploop.Steps`), all at once."""
+        self._take(steps.t, steps.y, steps.coupler_forces)
+
+    def _take(self, t: np.ndarray, y: np.ndarray, forces: np.ndarray | None) -> None:
+        """Steps between the times ``t`` (k + 1), the states ``y`` at them (rows) and the
+        coupler forces at each step's end (k rows)."""
+        v = np.abs(y[:, self.dyn.sv])
+        # the forces are held over a step; v is smooth in it: work at the mean speed
+        self.air_work, self.dynamic_work = _works(self.air_work, self.dynamic_work, t, v,
+                                                  self.dyn.airbrake.force, self._dynamic)
         cur = self.current
         if cur is None:
             return
         stops = np.flatnonzero(v[1:].max(axis=1) <= self.standstill)
-        last = int(stops[0]) if stops.size else len(steps) - 1  # the application's last
-        forces = steps.coupler_forces
+        last = int(stops[0]) if stops.size else t.size - 2  # the application's last step
         if forces is not None and forces.size:
-            # the first step, then the first coupling, to reach each extreme (as segment)
+            # the first step, then the first coupling, to reach each extreme
             f = forces[:last + 1]
             j = int(f.argmax())
             if f.flat[j] > cur["max_coupler_tension_N"]:
@@ -115,7 +101,7 @@ class BrakeApplications:
                 cur["max_coupler_compression_N"] = float(-f.flat[j])
                 cur["max_coupler_compression_coupling"] = j % f.shape[1]
         if stops.size:
-            self._end(float(steps.t[last + 1]), steps.y[last + 1], "stopped")
+            self._end(float(t[last + 1]), y[last + 1], "stopped")
 
     def _end(self, t: float, y: np.ndarray, how: str) -> None:
         cur = self.current
@@ -141,8 +127,8 @@ class BrakeApplications:
 
 @njit(cache=True)
 def _works(air, dynamic, t, v, air_force, dynamic_force):  # pragma: no cover (compiled)
-    """The air and dynamic brakes' work over the steps between the times ``t``, the
-    speeds ``v`` (rows) at them, as :meth:`BrakeApplications.segment` adds it up."""
+    """The air and dynamic brakes' work, added to ``air`` and ``dynamic``, over the steps
+    between the times ``t`` with the speeds ``v`` (rows) at them."""
     mean = np.empty(v.shape[1])
     for j in range(t.size - 1):
         dt = t[j + 1] - t[j]
