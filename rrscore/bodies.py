@@ -110,18 +110,25 @@ class Bodies(Component):
         """Inputs held over a control step: signed force, resistance magnitude (brakes,
         ``Q_r``) and effective mass (rolling wheelsets' inertia included), per vehicle."""
         tr = self.train
+        # filled row by row: np.stack's checks cost more than the arithmetic here, and this
+        # runs at every control step whose inputs changed (a fresh array each time)
+        held = np.empty((5, self.n))
+        held[0] = force
+        np.add(resist, tr.c0, out=held[1])
+        held[2] = resist
+        np.divide(1.0, mass_eff, out=held[3])
+        held[4] = mass_eff
         #: The held inputs as rows of one array (force, resistance with ``c0``,
         #: resistance alone, inverse effective mass, effective mass), for the compiled
         #: right-hand side.
-        self.held = np.stack([force, resist + tr.c0, resist, 1.0 / mass_eff,
-                              mass_eff]).astype(float)
+        self.held = held
         self.force_held = self.held[0]
         self.resist_held = self.held[2]  # brakes and Q_r: the energy account's brake flow
         self.resist_base = self.held[1]
         self.mass_eff = mass_eff
         self._inv_mass = self.held[3]
         # Vehicles that friction can hold at standstill: only they have a jump at v = 0.
-        self.has_friction = (resist + tr.c0 + tr.start0) > 0.0
+        self.has_friction = (held[1] + tr.start0) > 0.0
         if self.rigid:  # one body: held as a whole if any part of it is
             self.has_friction[:] = self.has_friction.any()
 

@@ -150,6 +150,8 @@ class Integrator:
                 g = block.values(s.t, s.y, f)
                 if g is None:
                     continue
+                if not g.min() < 0.0:  # most restarts: no condition holds
+                    continue
                 idx = np.flatnonzero(g < 0)
                 if idx.size:
                     y = block.action(s.t, s.y, idx)

@@ -61,6 +61,31 @@ def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
     return g
 
 
+@njit(cache=True)
+def _loaded_rows(rolling, torque, brake, vehicle, radius, mass_equiv, rail,
+                 normal):  # pragma: no cover (compiled)
+    """The rows of :attr:`Wheelsets.loaded_rows` (a fresh array: the last may still be
+    read): one pass at each change of inputs, where numpy took a dozen small calls."""
+    m = 0
+    for j in range(rolling.size):
+        if rolling[j] and (torque[j] != 0.0 or brake[j] != 0.0):
+            m += 1
+    rows = np.empty((8, m))
+    i = 0
+    for j in range(rolling.size):
+        if rolling[j] and (torque[j] != 0.0 or brake[j] != 0.0):
+            rows[0, i] = j
+            rows[1, i] = vehicle[j]
+            rows[2, i] = torque[j]
+            rows[3, i] = brake[j]
+            rows[4, i] = radius[j]
+            rows[5, i] = mass_equiv[j]
+            rows[6, i] = rail[j]
+            rows[7, i] = normal[j]
+            i += 1
+    return rows
+
+
 class Wheelsets(Component):
     """Every wheelset of a train, as whole arrays over the axles."""
 
@@ -118,11 +143,19 @@ class Wheelsets(Component):
             self.slipping = np.flatnonzero(~self.rolling)
             self._equiv = np.bincount(tr.axle_vehicle, self.rolling * tr.axle_mass_equiv,
                                       tr.count)
-        # Rolling axles with torque or brake: only they can be driven into slip.
-        k = np.flatnonzero(self.rolling & ((self.axle_torque != 0.0) | (self.axle_brake != 0.0)))
-        if not np.array_equal(k, self.loaded_axles):  # else the same axles as before
+        # Rolling axles with torque or brake: only they can be driven into slip. What the
+        # slip margin needs of them, taken once per change of inputs or modes instead of
+        # after every step, as rows of one array (as the compiled step loop reads them):
+        # axle, vehicle, torque, brake, radius, J/r^2, rail factor, normal force.
+        rows = _loaded_rows(self.rolling, self.axle_torque, self.axle_brake, tr.axle_vehicle,
+                            tr.axle_radius, tr.axle_mass_equiv, self.rail_factor,
+                            tr.axle_normal)
+        k = rows[0].astype(np.int64)
+        prev = self.loaded_axles
+        if prev is None or k.size != prev.size or (k != prev).any():  # else the same as before
             self.loaded_axles = k
             self._loaded_vehicle = tr.axle_vehicle[k]
+            # the adhesion law of each: positions among them by law
             if len(tr.adhesion_laws) == 1:
                 self._loaded_laws = [(tr.adhesion_laws[0], slice(None))] if k.size else []
                 self.loaded_law = np.zeros(k.size, dtype=np.int64)
@@ -131,15 +164,8 @@ class Wheelsets(Component):
                 self._loaded_laws = [(tr.adhesion_laws[i],
                                       np.flatnonzero(self.loaded_law == i))
                                      for i in np.unique(self.loaded_law)]
-        # What the slip margin needs of them, taken once per change of inputs or modes
-        # instead of after every step, as rows of one array (as the compiled step loop
-        # reads them): axle, vehicle, torque, brake, radius, J/r^2, rail factor, normal
-        # force. The adhesion law of each: positions among them by law.
-        self.loaded_rows = np.array([k, self._loaded_vehicle, self.axle_torque[k],
-                                     self.axle_brake[k], tr.axle_radius[k],
-                                     tr.axle_mass_equiv[k], self.rail_factor[k],
-                                     tr.axle_normal[k]], dtype=float).reshape(8, k.size)
-        self._loaded = self.loaded_rows[2:]
+        self.loaded_rows = rows
+        self._loaded = rows[2:]
 
     def held_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per vehicle: force and brake resistance of the rolling axles through the rail,
