@@ -200,6 +200,13 @@ class TrainDynamics:
         self.sx, self.sv = self.bodies.sx, self.bodies.sv
         self.sphi, self.somega = self.wheelsets.sphi, self.wheelsets.somega
         self.couplings.sx, self.couplings.sv = self.sx, self.sv
+        #: Entries of the state no right-hand side reads: the wheel angles and the energy
+        #: account, integrals of what the rest gives (a solver may form them only at a
+        #: step's end; the compiled step loop does).
+        self.unread = np.zeros(self.size, dtype=bool)
+        self.unread[self.sphi] = True
+        for sl in [*self.energy.slices.values(), self.energy.coupler]:
+            self.unread[sl] = True
 
         # Events go into one list, in time order.
         self.log: list[Event] = []

@@ -283,11 +283,40 @@ def _reference(y, ref, lay, weights, axle_radius):  # pragma: no cover (compiled
 
 
 @njit(cache=True)
-def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, ks,
-          ref, mag0, cf, counts):  # pragma: no cover (compiled)
+def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
+    """:func:`rrscore.solvers._stage_state` on the entries in the ranges ``live`` only,
+    written into ``state`` (its other entries are left as they are: no right-hand side
+    reads them); the same arithmetic in the same order, so the same values. Returns
+    whether the entries of the stage ``ks[m - 1]`` and of the state it forms are finite.
+    (A stage not finite elsewhere makes the step's end not finite: the step fails as
+    on the Python path, a stage later.)"""
+    finite = True
+    for r in range(live.shape[0]):
+        lo, hi = live[r, 0], live[r, 1]
+        last = ks[m - 1, lo:hi]
+        for c in range(hi - lo):
+            if not np.isfinite(last[c]):
+                return False
+        acc = np.zeros(hi - lo)  # a fresh array, which the compiler vectorises over
+        for j in range(m):  # row by row: the stages are rows of ks
+            a = coef[j]
+            row = ks[j, lo:hi]
+            for c in range(hi - lo):
+                acc[c] += a * row[c]
+        for c in range(hi - lo):
+            v = y[lo + c] + h * acc[c]
+            state[lo + c] = v
+            finite = finite and np.isfinite(v)
+    return finite
+
+
+@njit(cache=True)
+def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, live,
+          ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
     :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
-    at the coupler forces of the new state). Returns ``(ok, t1, y1, h_next, h)`` (``h``
+    at the coupler forces of the new state); the inner stages' states only on the
+    entries ``live`` (:func:`_stage_live`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
@@ -300,14 +329,14 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
     exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
+    state = y.copy()  # the entries no right-hand side reads keep the step's start value
     while True:
         last = t + h >= t_bound
         if last:
             h = t_bound - t
         ks[0, :] = f
         for i in range(1, 6):
-            state, finite = _stage_state(y, h, _A[i], ks, i)
-            if not finite:
+            if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
                  vs_sign, inputs, air, bodies, held, frozen, direction)
@@ -425,7 +454,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
              direction, has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
-             coupler_watch, T, Y, F, KS, H, WHOLE, CF, G_OUT, counts):  # pragma: no cover
+             coupler_watch, live, T, Y, F, KS, H, WHOLE, CF, G_OUT, counts):  # pragma: no cover
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -437,6 +466,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     step taken again to end there, the edges reached counted. Any other crossing
     hands the step to the Python path.
 
+    ``live``: the ranges of state entries a right-hand side reads (rows ``start, stop``).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
@@ -479,7 +509,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         ks = KS[steps]
         tmp[:] = 0
         ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
-                                          weights, axle_radius, R, ks, ref, mag0, cf, tmp)
+                                          weights, axle_radius, R, live, ks, ref, mag0, cf,
+                                          tmp)
         if not ok:
             status = PYTHON
             break
@@ -504,8 +535,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                 ta, ya, fa, ha = t, y, f, h_new
                 while ta < t_star:
                     ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
-                                                   rtol, weights, axle_radius, R, ks2, ref,
-                                                   mag0, cf, tmp)
+                                                   rtol, weights, axle_radius, R, live, ks2,
+                                                   ref, mag0, cf, tmp)
                     if not ok:
                         break
                     resteps += 1
@@ -692,6 +723,12 @@ class StepLoop:
         self._break_force = (np.where(np.isfinite(cp.break_force), cp.break_force, 0.0)
                              if nc > 0 else np.zeros(0))
         n = dyn.size
+        # The entries a right-hand side reads, as ranges: the inner stages of a step form
+        # only these (the wheel angles and the energy account, integrals of the rest, can
+        # be half the state: they are formed once, at the step's end)
+        live = np.concatenate(([False], ~dyn.unread, [False])).astype(np.int8)
+        edges = np.flatnonzero(np.diff(live))
+        self._live = np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
         self._T = np.empty(BUFFER_STEPS + 1)
         self._Y = np.empty((BUFFER_STEPS + 1, n))
         self._F = np.empty((BUFFER_STEPS + 1, n))
@@ -828,7 +865,7 @@ class StepLoop:
                 *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
-                T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
+                self._live, T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:

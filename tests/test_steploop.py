@@ -152,3 +152,29 @@ def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
     assert drive.run_.integrator.loop.failed
     np.testing.assert_array_equal(fast.series["position_m"], ref.series["position_m"])
     assert fast.summary["steps"] == ref.summary["steps"]
+
+
+def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage_does():
+    # the loop's stages against the solver's full stage state: equal to the bit where
+    # formed, and the unread entries (wheel angles, energy account) left alone
+    from rrscore.solvers import _stage_state
+    from rrscore.steploop import _A, _stage_live
+
+    run = Run(_load(ROOT / "configs" / "scenarios" / "freight_50.toml", True))
+    loop, dyn = run.integrator.loop, run.dyn
+    live = np.zeros(dyn.size, dtype=bool)
+    for lo, hi in loop._live:
+        live[lo:hi] = True
+    np.testing.assert_array_equal(live, ~dyn.unread)
+    assert dyn.unread[dyn.sphi].all() and not dyn.unread[dyn.sv].any()
+    rng = np.random.default_rng(7)
+    y, ks = rng.normal(size=dyn.size), rng.normal(size=(7, dyn.size))
+    for i in range(1, 6):
+        state = np.full(dyn.size, 123.0)
+        assert _stage_live(y, 0.01, _A[i], ks, i, loop._live, state)
+        full, finite = _stage_state(y, 0.01, _A[i], ks, i)
+        assert finite
+        np.testing.assert_array_equal(state[live], full[live])
+        assert (state[~live] == 123.0).all()
+    ks[2, np.flatnonzero(live)[-1]] = np.nan  # a stage not finite where it is read fails
+    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
