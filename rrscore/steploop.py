@@ -56,9 +56,7 @@ from .solvers import (
     _DP_E,
     MIN_STEP,
     DormandPrince45,
-    _max_ratio,
     _stage_state,
-    _weighted,
     dp_dense,
     dp_dense_weights,
 )
@@ -311,12 +309,41 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
+def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled):  # pragma: no cover
+    """The embedded error estimate (:func:`rrscore.solvers._weighted`) and its norm
+    (:func:`rrscore.solvers._max_ratio`) over the entries in the ranges ``controlled``,
+    the same arithmetic in the same order: the others (``atol = inf``) add nothing to
+    the norm. Returns whether the estimate is finite there, and the norm."""
+    worst = 0.0
+    for r in range(controlled.shape[0]):
+        lo, hi = controlled[r, 0], controlled[r, 1]
+        err = np.zeros(hi - lo)  # a fresh array, which the compiler vectorises over
+        for j in range(_DP_E.size):
+            a = _DP_E[j]
+            row = ks[j, lo:hi]
+            for c in range(hi - lo):
+                err[c] += a * row[c]
+        for c in range(hi - lo):
+            e = err[c] * h
+            if not np.isfinite(e):
+                return False, worst
+            a = abs(e)
+            if a > 0.0:
+                k = lo + c
+                ratio = a / (atol[k] + rtol[k] * max(mag0[k], abs(y1[k] - ref1[k])))
+                if not ratio <= worst:  # NaN wins, as in numpy's max
+                    worst = ratio
+    return True, worst
+
+
+@njit(cache=True)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, live,
-          ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
+          controlled, ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
     :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
     at the coupler forces of the new state); the inner stages' states only on the
-    entries ``live`` (:func:`_stage_live`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
+    entries ``live`` (:func:`_stage_live`), the error on the entries ``controlled``
+    (:func:`_error_ratio`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
@@ -324,8 +351,9 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
         direction = R
     n = y.size
     _reference(y, ref, lay, weights, axle_radius)
-    for c in range(n):
-        mag0[c] = abs(y[c] - ref[c])
+    for r in range(controlled.shape[0]):
+        for c in range(controlled[r, 0], controlled[r, 1]):
+            mag0[c] = abs(y[c] - ref[c])
     exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
@@ -346,12 +374,13 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction)
         counts[0] += 6
-        err = _weighted(h, _DP_E, ks)
         for c in range(n):
-            if not (np.isfinite(ks[6, c]) and np.isfinite(err[c])):
+            if not np.isfinite(ks[6, c]):
                 return False, t, y, h_next, h
         _reference(y1, ref, lay, weights, axle_radius)
-        norm = _max_ratio(err, atol, rtol, mag0, y1, ref)
+        finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled)
+        if not finite:
+            return False, t, y, h_next, h
         if norm <= 1.0:
             if not last:
                 factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
@@ -454,7 +483,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
              direction, has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
-             coupler_watch, live, T, Y, F, KS, H, WHOLE, CF, G_OUT, counts):  # pragma: no cover
+             coupler_watch, live, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
+             counts):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -466,7 +496,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     step taken again to end there, the edges reached counted. Any other crossing
     hands the step to the Python path.
 
-    ``live``: the ranges of state entries a right-hand side reads (rows ``start, stop``).
+    ``live``, ``controlled``: the ranges (rows ``start, stop``) of the state's entries a
+    right-hand side reads and of those under error control (a finite ``atol``).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
@@ -509,8 +540,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         ks = KS[steps]
         tmp[:] = 0
         ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
-                                          weights, axle_radius, R, live, ks, ref, mag0, cf,
-                                          tmp)
+                                          weights, axle_radius, R, live, controlled, ks,
+                                          ref, mag0, cf, tmp)
         if not ok:
             status = PYTHON
             break
@@ -535,8 +566,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                 ta, ya, fa, ha = t, y, f, h_new
                 while ta < t_star:
                     ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
-                                                   rtol, weights, axle_radius, R, live, ks2,
-                                                   ref, mag0, cf, tmp)
+                                                   rtol, weights, axle_radius, R, live,
+                                                   controlled, ks2, ref, mag0, cf, tmp)
                     if not ok:
                         break
                     resteps += 1
@@ -605,6 +636,12 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
 
 
 # --------------------------------------------------------------- Python side
+def _ranges(mask: np.ndarray) -> np.ndarray:
+    """The runs of True in ``mask`` as rows ``start, stop``."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    return np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
+
+
 def _law_row(law: Callable) -> tuple[list[float], np.ndarray, np.ndarray] | None:
     """An adhesion law's compiled form (:func:`_psi`): its row and table, or None."""
     form = getattr(law, "compiled", None)
@@ -726,9 +763,8 @@ class StepLoop:
         # The entries a right-hand side reads, as ranges: the inner stages of a step form
         # only these (the wheel angles and the energy account, integrals of the rest, can
         # be half the state: they are formed once, at the step's end)
-        live = np.concatenate(([False], ~dyn.unread, [False])).astype(np.int8)
-        edges = np.flatnonzero(np.diff(live))
-        self._live = np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
+        self._live = _ranges(~dyn.unread)
+        self._controlled = self._live  # set with the tolerances at the first run
         self._T = np.empty(BUFFER_STEPS + 1)
         self._Y = np.empty((BUFFER_STEPS + 1, n))
         self._F = np.empty((BUFFER_STEPS + 1, n))
@@ -845,6 +881,7 @@ class StepLoop:
         if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
             self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
                 np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
+            self._controlled = _ranges(np.isfinite(self._atol_rtol[0]))
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0], F[0] = s.t, s.y, s.f
@@ -865,7 +902,8 @@ class StepLoop:
                 *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
-                self._live, T, Y, F, KS, self._H, self._whole, self._CF, self._g_out, counts)
+                self._live, self._controlled, T, Y, F, KS, self._H, self._whole, self._CF,
+                self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:

@@ -178,3 +178,23 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
         assert (state[~live] == 123.0).all()
     ks[2, np.flatnonzero(live)[-1]] = np.nan  # a stage not finite where it is read fails
     assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
+
+
+def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
+    # entries with atol = inf add nothing to the norm: leaving them out changes no bit
+    from rrscore.solvers import _DP_E, _max_ratio, _weighted
+    from rrscore.steploop import _error_ratio, _ranges
+
+    rng = np.random.default_rng(11)
+    n = 500
+    ks, y1, ref, mag0 = (rng.normal(size=(7, n)), rng.normal(size=n), rng.normal(size=n),
+                         np.abs(rng.normal(size=n)))
+    atol = np.where(rng.random(n) < 0.6, np.inf, 1e-6)
+    rtol = np.full(n, 1e-6)
+    controlled = _ranges(np.isfinite(atol))
+    assert len(controlled) > 10  # many runs, not one block
+    finite, norm = _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled)
+    assert finite
+    assert norm == _max_ratio(_weighted(0.01, _DP_E, ks), atol, rtol, mag0, y1, ref)
+    ks[3, controlled[-1, 0]] = np.inf  # a non-finite estimate where it counts fails
+    assert not _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled)[0]
