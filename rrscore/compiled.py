@@ -96,15 +96,23 @@ def _interval(xq, knots, j):  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
-def _cumulative_at(xq, knots, table, j):  # pragma: no cover (compiled)
+def _cumulative_at(xq, knots, table, slope, j):  # pragma: no cover (compiled)
     """A cumulative table at ``xq`` in interval ``j`` (:func:`_interval`): linear between
-    knots and constant beyond the ends, as ``np.interp``."""
+    knots and constant beyond the ends, as ``np.interp``. ``slope``: the table's slope in
+    each interval (:func:`slopes`), taken once rather than at every lookup."""
     if j < 0:
         return table[0]
     if j >= knots.size - 1:
         return table[knots.size - 1]
-    slope = (table[j + 1] - table[j]) / (knots[j + 1] - knots[j])
-    return slope * (xq - knots[j]) + table[j]
+    return slope[j] * (xq - knots[j]) + table[j]
+
+
+def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Per knot interval, the slope of ``table`` (0 past the last knot), for
+    :func:`_cumulative_at`."""
+    out = np.zeros(knots.size)
+    out[:-1] = (table[1:] - table[:-1]) / (knots[1:] - knots[:-1])
+    return out
 
 
 @njit(cache=True)
@@ -117,8 +125,9 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
     flows per vehicle (drive, brake, resistance, gravity, air, slip) and the coupler
     work, then whether any vehicle has starting resistance and air drag. ``cf``:
     coupler forces, tension +. ``knots``, ``tables``: the route's cumulative elevation
-    and curve resistance. ``static`` rows per vehicle: half length, weight, weight in
-    kN, ``c1``, ``c2``, starting force and speed, ``rho Cd A / 2``, wind. ``held`` rows
+    and curve resistance, then their slopes (:func:`slopes`). ``static`` rows per
+    vehicle: half length, weight, weight in kN, ``c1``, ``c2``, starting force and
+    speed, ``rho Cd A / 2``, wind. ``held`` rows
     (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
     resistance alone, inverse effective mass, effective mass. ``rigid``: the train moves as one body
     (see :mod:`rrscore.bodies`; ``cf`` is then zero). Sums are taken in the order the
@@ -126,7 +135,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
     """
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
         idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
-    elevation, curve_cum = tables[0], tables[1]
+    elevation, curve_cum, elevation_slope, curve_slope = tables[0], tables[1], tables[2], \
+        tables[3]
     n = static.shape[1]
     accel = np.empty(n)
     forces = np.empty(n) if rigid else accel  # per vehicle, for the rigid couplers
@@ -141,10 +151,10 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
         j = _interval(front, knots, j)
         jf = j
         j = _interval(rear, knots, j)
-        grade = (_cumulative_at(front, knots, elevation, jf)
-                 - _cumulative_at(rear, knots, elevation, j)) / (2.0 * h)
-        curve = (_cumulative_at(front, knots, curve_cum, jf)
-                 - _cumulative_at(rear, knots, curve_cum, j)) / (2.0 * h)
+        grade = (_cumulative_at(front, knots, elevation, elevation_slope, jf)
+                 - _cumulative_at(rear, knots, elevation, elevation_slope, j)) / (2.0 * h)
+        curve = (_cumulative_at(front, knots, curve_cum, curve_slope, jf)
+                 - _cumulative_at(rear, knots, curve_cum, curve_slope, j)) / (2.0 * h)
         gravity = -static[1, i] * grade / np.sqrt(1.0 + grade * grade)
         force = 0.0
         if i < n - 1:
@@ -158,7 +168,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
         resist = held[1, i] + speed * (static[3, i] + static[4, i] * speed)
         resist += curve * static[2, i]
         if any_starting:
-            resist += static[5, i] * max(0.0, 1.0 - speed / static[6, i])
+            if speed < static[6, i]:  # else nothing: skip the division
+                resist += static[5, i] * (1.0 - speed / static[6, i])
         air = 0.0
         if use_air:
             u = v - static[8, i]
@@ -237,7 +248,9 @@ class CompiledBodies:
                              dtype=np.int64)
         both = route._both
         self._knots = np.ascontiguousarray(route._knots, dtype=float)
-        self._tables = np.ascontiguousarray(np.stack([both.real, both.imag]))
+        self._tables = np.ascontiguousarray(np.stack([
+            both.real, both.imag, slopes(self._knots, both.real),
+            slopes(self._knots, both.imag)]))
         self._static = np.ascontiguousarray(np.stack([
             tr.half_length, tr.weight, b._weight_kn, tr.c1, tr.c2, tr.start0, tr.start_speed,
             b._half_rho_cd_a, np.full(dyn.n, float(b.wind))]), dtype=float)
