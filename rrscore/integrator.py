@@ -175,13 +175,18 @@ class Integrator:
         s, dyn = self.solver, self.dyn
         g_old = None  # the event values at the step's start, taken when the Python path steps
         python_next = False  # the last step's events left values the loop cannot see
+        resume = False  # the loop's last call filled its buffer
         while s.t < t_end:
             if self.loop is not None and not python_next and self.loop.applies():
                 message = self._watch(s.t)
                 if message is not None:
                     return message
                 loop = self.loop
-                status, steps = loop.run(t_end)
+                # after a full buffer the loop goes on with the slack edges' values as it
+                # left them, as the Python path goes on with its own (else an edge just
+                # reached would be found again)
+                status, steps = loop.run(t_end, resume=resume)
+                resume = status == loop.FULL
                 if loop.edges:
                     self.event_counts["slack edge"] += loop.edges
                 if steps is not None:
@@ -203,7 +208,7 @@ class Integrator:
                 if status == loop.FULL:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step
-            python_next = False
+            python_next = resume = False
             if g_old is None:
                 g_old = self._values(s.t, s.y, self._derivative())
             t0, y0, f0 = s.t, s.y, s.f

@@ -71,8 +71,12 @@ warnings.filterwarnings("ignore", "First-class function type", NumbaExperimental
 
 #: Vehicle types with states that the compiled loop serves at most (a train has a few).
 MAX_STATE_BATCHES = 4
-#: Steps the loop takes before it hands them to Python.
+#: Steps the loop takes before it hands them to Python, at most.
 BUFFER_STEPS = 32
+#: The loop's buffers of steps (states, derivatives, stages: nine rows of the state per
+#: step) stay within this: a long train hands its steps on more often instead (10,000
+#: vehicles: 5 steps a call, where 32 took 306 MB more than the train itself).
+BUFFER_BYTES = 64 * 2**20
 
 #: The signature of ``CouplerModel.force_kernel``: ``(d, d_dot, z, params, force, dz)``:
 #: deflections and their rates of the model's couplings, its states ``z`` (one row per
@@ -529,6 +533,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              air, bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+    if lay[12] and lay[9]:  # going on after a full buffer: the edges as the last call left
+        for e in range(nc * nk):  # them (those just reached beyond their surface)
+            g0[slack_from + e] = G_OUT[e]
     steps = 0
     status = DONE
     while t < t_end:
@@ -765,14 +772,16 @@ class StepLoop:
         # be half the state: they are formed once, at the step's end)
         self._live = _ranges(~dyn.unread)
         self._controlled = self._live  # set with the tolerances at the first run
-        self._T = np.empty(BUFFER_STEPS + 1)
-        self._Y = np.empty((BUFFER_STEPS + 1, n))
-        self._F = np.empty((BUFFER_STEPS + 1, n))
-        self._KS = np.empty((BUFFER_STEPS, 7, n))
+        self._size = max(2, min(BUFFER_STEPS, BUFFER_BYTES // (9 * 8 * n)))
+        size = self._size
+        self._T = np.empty(size + 1)
+        self._Y = np.empty((size + 1, n))
+        self._F = np.empty((size + 1, n))
+        self._KS = np.empty((size, 7, n))
         self._counts = np.zeros(4, dtype=np.int64)
-        self._whole = np.ones(BUFFER_STEPS, dtype=np.bool_)
-        self._H = np.zeros(BUFFER_STEPS)
-        self._CF = np.zeros((BUFFER_STEPS, max(nc, 0)))
+        self._whole = np.ones(size, dtype=np.bool_)
+        self._H = np.zeros(size)
+        self._CF = np.zeros((size, max(nc, 0)))
         self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
         self.edges = 0
         #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
@@ -792,10 +801,10 @@ class StepLoop:
         self._break_on = bool(self._watch.any()) and not dyn.rigid
         # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
         # watched (set at each call), axles, slack edges watched, break margins watched,
-        # omega's start
+        # omega's start, going on from a full buffer (set at each call)
         self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                               0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
-                              int(self._break_on), dyn.somega.start], dtype=np.int64)
+                              int(self._break_on), dyn.somega.start, 0], dtype=np.int64)
 
     @classmethod
     def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
@@ -869,7 +878,7 @@ class StepLoop:
         return (not self.failed and self.dyn._use_compiled
                 and self.dyn.couplings.all_coupled)
 
-    def run(self, t_end: float) -> tuple[int, Steps | None]:
+    def run(self, t_end: float, resume: bool = False) -> tuple[int, Steps | None]:
         """Steps from the solver's state towards ``t_end``, committed to the solver; the
         status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`) and the
         steps taken (None if none), whose dense output reads the loop's buffers: valid
@@ -888,6 +897,7 @@ class StepLoop:
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
         lay[7] = slip.shape[1] > 0
+        lay[12] = resume
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
@@ -896,7 +906,7 @@ class StepLoop:
         counts[:] = 0
         try:
             status, steps, h = self._advance(
-                s.t, t_end, s.h, s.max_step, BUFFER_STEPS, *self._atol_rtol,
+                s.t, t_end, s.h, s.max_step, self._size, *self._atol_rtol,
                 dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
                 self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._air(),
                 *self._bodies,

@@ -198,3 +198,20 @@ def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
     assert norm == _max_ratio(_weighted(0.01, _DP_E, ks), atol, rtol, mag0, y1, ref)
     ks[3, controlled[-1, 0]] = np.inf  # a non-finite estimate where it counts fails
     assert not _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled)[0]
+
+
+@pytest.mark.parametrize("name", ["runin_100", "freight_50"])
+def test_a_loop_that_fills_its_buffer_goes_on_as_the_python_path_does(monkeypatch, name):
+    # the smallest buffer (two steps a call, as a very long train gets): a call that
+    # ends full hands on the slack edges it just reached, not found again at the next
+    import rrscore.steploop as steploop
+
+    monkeypatch.setattr(steploop, "BUFFER_BYTES", 0)
+    path = ROOT / "configs" / "scenarios" / f"{name}.toml"
+    drive = rrscore.Drive(_load(path, True))
+    assert drive.run_.integrator.loop._size == 2
+    fast, ref = drive.run(), rrscore.Drive(_load(path, False)).run()
+    assert fast.summary["steps"] == ref.summary["steps"]
+    assert fast.summary["events"] == ref.summary["events"]
+    for col in ("position_m", "front_m", "rear_m"):
+        np.testing.assert_array_equal(fast.series[col], ref.series[col], err_msg=col)
