@@ -20,19 +20,21 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse
-import scipy.sparse.linalg
 from numba import njit
 
 from .hookspecs import hookimpl
 
 Rhs = Callable[[float, np.ndarray], np.ndarray]
 Reference = Callable[[np.ndarray], np.ndarray]
-Sparsity = scipy.sparse.spmatrix | scipy.sparse.sparray | np.ndarray
+if TYPE_CHECKING:  # scipy's sparse and linear algebra are imported where the methods
+    # that form a Jacobian use them: they cost about 0.3 s at start-up (every `rrs`
+    # command, every sweep worker), and rk45 and rk4 need neither
+    import scipy.sparse
+
+    Sparsity = scipy.sparse.spmatrix | scipy.sparse.sparray | np.ndarray
 
 #: Smallest step, relative to ``max(1 s, |t|)``, before an adaptive solver gives up.
 MIN_STEP = 1e-12
@@ -463,6 +465,8 @@ def group_columns(sparsity: Sparsity) -> np.ndarray:
         of ``df/dy`` that may be nonzero.
     :return: colour of each column, integers from 0.
     """
+    import scipy.sparse
+
     pattern = scipy.sparse.csc_matrix(sparsity, dtype=bool)
     pattern.eliminate_zeros()
     by_row = pattern.tocsr()
@@ -525,6 +529,8 @@ class Rosenbrock23(_Adaptive):
             self.groups: np.ndarray = np.arange(n)
             self._pattern = None
         else:
+            import scipy.sparse
+
             pattern = scipy.sparse.csc_matrix(self.jac_sparsity, dtype=bool)
             if pattern.shape != (n, n):
                 raise ValueError(f"jac_sparsity is {pattern.shape}, the state has {n} entries")
@@ -555,7 +561,7 @@ class Rosenbrock23(_Adaptive):
         else:
             p, cols = self._pattern, self._nz_col
             data = df[self.groups[cols], p.indices] / delta[cols]
-            jac = scipy.sparse.csc_matrix((data, p.indices, p.indptr), shape=p.shape)
+            jac = type(p)((data, p.indices, p.indptr), shape=p.shape)  # csc, as the pattern
         values = jac if self._pattern is None else jac.data
         if not _finite(values):
             raise StepFailure(f"non-finite Jacobian at t = {t:.6g} s")
@@ -577,6 +583,10 @@ class Rosenbrock23(_Adaptive):
         if self._lu_key == key:
             return True
         self._lu_key = None
+        import scipy.linalg
+        import scipy.sparse
+        import scipy.sparse.linalg
+
         n = self.y.size
         if self._pattern is None:
             w = np.eye(n) - (h * _ROS_D) * self._jac

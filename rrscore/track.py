@@ -24,7 +24,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.interpolate
 
 from .config import Context, Param, Section, TableList, source_context
 from .resistance import CHORD_HALF_M, curve_specific, curve_specific_area
@@ -151,6 +150,10 @@ class _Profile:
                     "with interpolation = 'linear' (elsewhere the grade varies smoothly "
                     "already)")
         spline = table["interpolation"] == "spline"
+        # imported on use: only profiles of grade points or splines need it, and it costs
+        # 0.2 s at start-up (every `rrs` command, every sweep worker)
+        import scipy.interpolate
+
         self.lo, self.hi = float(x[0]), float(x[-1])
         self._curves: list[tuple[float, float, float, float, float]] = []
         if not has_elev[0]:  # grade points: integrate the grade curve, 0 m at the first
