@@ -153,13 +153,12 @@ class Integrator:
                 if not g.min() < 0.0:  # most restarts: no condition holds
                     continue
                 idx = np.flatnonzero(g < 0)
-                if idx.size:
-                    y = block.action(s.t, s.y, idx)
-                    if y is not s.y:  # the action may decline (returns y itself)
-                        dyn.start_step(y)
-                        s.reset(s.t, y)
-                        self.event_counts[block.name] += idx.size
-                        fired = True
+                y = block.action(s.t, s.y, idx)
+                if y is not s.y:  # the action may decline (returns y itself)
+                    dyn.start_step(y)
+                    s.reset(s.t, y)
+                    self.event_counts[block.name] += idx.size
+                    fired = True
             if not fired:
                 return
 
@@ -176,6 +175,7 @@ class Integrator:
         g_old = None  # the event values at the step's start, taken when the Python path steps
         python_next = False  # the last step's events left values the loop cannot see
         resume = False  # the loop's last call filled its buffer
+        from_loop = False  # the solver stands where the loop's steps left it
         while s.t < t_end:
             if self.loop is not None and not python_next and self.loop.applies():
                 message = self._watch(s.t)
@@ -198,19 +198,23 @@ class Integrator:
                 if status == loop.DONE:
                     return None
                 if steps is not None:
-                    g_old = self._values(s.t, s.y, self._derivative())
-                    for b, blk in enumerate(dyn.events):
-                        # the loop locates the events that only end a step (kinks: the
-                        # slack edges) itself; where it left them, edges just reached
-                        # are beyond their surface
-                        if blk.action is None and g_old[b] is not None:
-                            g_old[b] = loop.kinks_out()
+                    # the event values there are taken only if the Python path steps next
+                    # (after a full buffer the loop goes on and needs none)
+                    g_old, from_loop = None, True
                 if status == loop.FULL:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step
             python_next = resume = False
             if g_old is None:
                 g_old = self._values(s.t, s.y, self._derivative())
+                if from_loop:
+                    # the loop locates the events that only end a step (kinks: the slack
+                    # edges) itself; where it left them, edges just reached are beyond
+                    # their surface
+                    for b, blk in enumerate(dyn.events):
+                        if blk.action is None and g_old[b] is not None:
+                            g_old[b] = self.loop.kinks_out()
+            from_loop = False
             t0, y0, f0 = s.t, s.y, s.f
             message = self._watch(t0)
             if message is not None:

@@ -771,7 +771,9 @@ class StepLoop:
         # only these (the wheel angles and the energy account, integrals of the rest, can
         # be half the state: they are formed once, at the step's end)
         self._live = _ranges(~dyn.unread)
-        self._controlled = self._live  # set with the tolerances at the first run
+        #: The entries under error control (finite ``atol``), as ranges: set with the
+        #: tolerances, at the first :meth:`run`.
+        self._controlled: np.ndarray | None = None
         self._size = max(2, min(BUFFER_STEPS, BUFFER_BYTES // (9 * 8 * n)))
         size = self._size
         self._T = np.empty(size + 1)
