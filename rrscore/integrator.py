@@ -126,6 +126,8 @@ class Integrator:
         self._passes = 0
         self._window = (0, 0.0)  # passes so far, and the time at the window's start
         self._last_t = -1.0
+        #: Set by :meth:`restart` where the loop is to check the restart's conditions.
+        self._fresh = False
 
     def _derivative(self) -> np.ndarray:
         s = self.solver
@@ -137,10 +139,32 @@ class Integrator:
         return [b.values(t, y, f) for b in self.dyn.events]
 
     def restart(self, t: float, y: np.ndarray) -> None:
-        """Restart from ``(t, y)`` after inputs changed; fire condition events that hold now."""
+        """Restart from ``(t, y)`` after inputs changed; fire condition events that hold now.
+
+        Where the compiled step loop takes the next step, it takes the derivative and
+        checks the condition events (the slip margins) itself, compiled: a control step
+        with new inputs then costs no Python evaluation of either. Should one hold, or the
+        loop take no step, :meth:`advance` settles the restart here before anything
+        steps."""
+        if self.loop is not None and self.loop.applies():
+            self.dyn.start_step(y)
+            self.solver.reset(t, y)
+            self._fresh = True
+            return
+        self._restart(t, y)
+
+    def _restart(self, t: float, y: np.ndarray) -> None:
+        """:meth:`restart` settled at once (after an event's action on the Python path,
+        which takes the event values there next)."""
+        self.dyn.start_step(y)
+        self.solver.reset(t, y)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Take the derivative at the solver's (reset) state and act on the condition events
+        that hold there, until none does."""
         s, dyn = self.solver, self.dyn
-        dyn.start_step(y)
-        s.reset(t, y)
+        self._fresh = False
         for _ in range(4):  # one mode change can enable another; a few rounds settle it
             f = self._derivative()
             fired = False
@@ -185,8 +209,15 @@ class Integrator:
                 # after a full buffer the loop goes on with the slack edges' values as it
                 # left them, as the Python path goes on with its own (else an edge just
                 # reached would be found again)
-                status, steps = loop.run(t_end, resume=resume)
+                fresh, self._fresh = self._fresh, False
+                status, steps = loop.run(t_end, resume=resume, fresh=fresh)
                 resume = status == loop.FULL
+                if fresh and steps is None:
+                    # no step from the restart (a condition holds, or the Python path must
+                    # take the first step): settled here, as where the loop does not serve
+                    self._settle()
+                    if status == loop.CONDITION:
+                        continue
                 if loop.edges:
                     self.event_counts["slack edge"] += loop.edges
                 if steps is not None:
@@ -205,6 +236,8 @@ class Integrator:
                     continue
                 # an event in the next step, or a failure: the Python path takes that step
             python_next = resume = False
+            if self._fresh:
+                self._settle()
             if g_old is None:
                 g_old = self._values(s.t, s.y, self._derivative())
                 if from_loop:
@@ -284,7 +317,7 @@ class Integrator:
                 elif near_start and bi == b:
                     self._declined = (t0, b, j)  # take the whole step next time
             if acted:
-                self.restart(s.t, y)
+                self._restart(s.t, y)
             else:
                 dyn.commit(s.y)
             g_old = self._values(s.t, s.y, self._derivative())
@@ -296,6 +329,8 @@ class Integrator:
                 if g is not None:
                     g_old[bl] = g = g.copy()
                     g[idx] = np.sign(g_new[bl][idx]) * np.maximum(np.abs(g[idx]), 1e-300)
+        if self._fresh:  # already at t_end: nothing stepped, the restart is settled here
+            self._settle()
         return None
 
     def _watch(self, t: float) -> str | None:

@@ -93,8 +93,11 @@ _A = np.zeros((7, 6))
 for _i, _row in enumerate(_DP_A):
     _A[_i, :_row.size] = _row
 
-# Status of a call of the loop.
-DONE, CROSSING, PYTHON, FULL = 0, 1, 2, 3
+# Status of a call of the loop: ``t_end`` reached; an event with an action (or a slack
+# edge it could not end a step on) in the next step; a step the Python path must take (a
+# stage not finite, a collapsing step size); the buffers full; a condition event (an axle
+# driven beyond adhesion) holding at a restart, for the integrator to act on before any step.
+DONE, CROSSING, PYTHON, FULL, CONDITION = 0, 1, 2, 3, 4
 
 
 def _no_coupler(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
@@ -503,7 +506,12 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     ``live``, ``controlled``: the ranges (rows ``start, stop``) of the state's entries a
     right-hand side reads and of those under error control (a finite ``atol``).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
-    sides, rejected trials, solver steps (with the ones taken again), slack edges."""
+    sides, rejected trials, solver steps (with the ones taken again), slack edges.
+
+    ``lay[13]`` set: a restart (the inputs changed at a control step). ``F[0]`` is then
+    computed here, and the slip margins checked before any step, as
+    :meth:`rrscore.integrator.Integrator.restart` checks its condition events: if one is
+    negative, no step is taken and the status is :data:`CONDITION`."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
@@ -528,11 +536,19 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     landed = np.zeros(nc * nk, dtype=np.bool_)
     y = Y[0]
     f = F[0]
-    if lay[10]:  # the break margins need the coupler forces at the start
+    if lay[13]:  # a restart: the derivative at the start (and the coupler forces)
+        _rhs(t, y, f, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
+             held, frozen, direction)
+        counts[0] += 1
+    elif lay[10]:  # the break margins need the coupler forces at the start
         _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+    if lay[13] and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
+        for j in range(lay[6], lay[6] + lay[8]):
+            if g0[j] < 0.0:
+                return CONDITION, 0, h_next
     if lay[12] and lay[9]:  # going on after a full buffer: the edges as the last call left
         for e in range(nc * nk):  # them (those just reached beyond their surface)
             g0[slack_from + e] = G_OUT[e]
@@ -712,7 +728,7 @@ class StepLoop:
     use it; :meth:`applies` says whether it can now (modes change at events).
     """
 
-    DONE, CROSSING, PYTHON, FULL = DONE, CROSSING, PYTHON, FULL
+    DONE, CROSSING, PYTHON, FULL, CONDITION = DONE, CROSSING, PYTHON, FULL, CONDITION
 
     def __init__(self, solver: DormandPrince45, dyn: TrainDynamics,
                  coupler: Kernel | None, coupler_params: np.ndarray,
@@ -803,10 +819,11 @@ class StepLoop:
         self._break_on = bool(self._watch.any()) and not dyn.rigid
         # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
         # watched (set at each call), axles, slack edges watched, break margins watched,
-        # omega's start, going on from a full buffer (set at each call)
+        # omega's start, going on from a full buffer, a restart (the last two set at each
+        # call)
         self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                               0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
-                              int(self._break_on), dyn.somega.start, 0], dtype=np.int64)
+                              int(self._break_on), dyn.somega.start, 0, 0], dtype=np.int64)
 
     @classmethod
     def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
@@ -880,14 +897,18 @@ class StepLoop:
         return (not self.failed and self.dyn._use_compiled
                 and self.dyn.couplings.all_coupled)
 
-    def run(self, t_end: float, resume: bool = False) -> tuple[int, Steps | None]:
+    def run(self, t_end: float, resume: bool = False,
+            fresh: bool = False) -> tuple[int, Steps | None]:
         """Steps from the solver's state towards ``t_end``, committed to the solver; the
-        status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`) and the
-        steps taken (None if none), whose dense output reads the loop's buffers: valid
-        until it runs again (the solver's ``dense`` likewise, which the integrator uses
-        only after a step of its own)."""
+        status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`,
+        :data:`CONDITION`) and the steps taken (None if none), whose dense output reads the
+        loop's buffers: valid until it runs again (the solver's ``dense`` likewise, which
+        the integrator uses only after a step of its own).
+
+        ``fresh``: the solver was just reset at new inputs (its derivative not taken): the
+        loop takes it and checks the slip margins first (see :func:`_advance`)."""
         s, dyn = self.solver, self.dyn
-        if s.f is None:
+        if s.f is None and not fresh:
             s.f = s._eval(s.t, s.y)
         if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
             self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
@@ -895,11 +916,14 @@ class StepLoop:
             self._controlled = _ranges(np.isfinite(self._atol_rtol[0]))
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
-        T[0], Y[0], F[0] = s.t, s.y, s.f
+        T[0], Y[0] = s.t, s.y
+        if not fresh:
+            F[0] = s.f
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
         lay[7] = slip.shape[1] > 0
         lay[12] = resume
+        lay[13] = fresh
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
@@ -925,6 +949,9 @@ class StepLoop:
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
         if not steps:
+            if fresh and status != CONDITION:  # the derivative the loop took at the start
+                s.f = F[0].copy()
+                s.nfev += 1  # as the restart's own (a failed first step counts none)
             return status, None
         # one copy of each buffer for all the steps; the stages stay in the buffer (the
         # steps are used up before the loop runs again)

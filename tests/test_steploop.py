@@ -138,6 +138,41 @@ def test_events_with_actions_are_handed_to_the_python_path_and_the_drive_is_the_
     assert fast.summary["events"][kinds[case]] > 0  # the case meets the event it is about
 
 
+def test_a_slip_that_holds_at_a_restart_is_acted_on_before_the_loop_steps():
+    # the loop takes the restart's derivative and checks the slip margins itself; where
+    # one is negative (full traction set at once on leaves) it steps not at all, and the
+    # integrator fires the slip as the Python path does: the same drive to the last digit
+    table = {"train": "trains/freight_50.toml", "route": "routes/level_30km.toml",
+             "start": {"position": "1 km", "speed": "0 km/h", "slack": "bunched"},
+             "driver": [{"at_time": 0.0, "rail_condition": "leaves"},
+                        {"at_time": 2.0, "set": {"traction_level": 1.0}}],
+             "stop": {"max_time": 20.0}, "output": {"sample_interval": 0.5}}
+    from rrscore.config import Context
+    from rrscore.scenario import scenario_from_table
+
+    statuses = []
+    sc = scenario_from_table({**table, "solver": {"compiled": True}},
+                             Context("<test>", "scenario", ROOT / "configs"))
+    drive = rrscore.Drive(sc)
+    loop = drive.run_.integrator.loop
+    run = loop.run
+
+    def spy(*args, **kwargs):
+        status, steps = run(*args, **kwargs)
+        statuses.append((kwargs.get("fresh", False), status))
+        return status, steps
+
+    loop.run = spy
+    fast, ref = drive.run(), _table_drive(table, False)
+    assert (True, loop.CONDITION) in statuses
+    assert (True, loop.DONE) in statuses  # restarts the loop took on itself
+    for col in ("time_s", "position_m", "speed_mps", "front_m", "rear_m"):
+        np.testing.assert_array_equal(fast.series[col], ref.series[col])
+    for key in ("events", "steps", "rhs_evaluations"):
+        assert fast.summary[key] == ref.summary[key], key
+    assert fast.summary["events"]["slip"] > 0
+
+
 def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
     # a plugin's kernel raising inside the loop: the Python path serves the rest of the
     # drive (and would name the plugin, were it still failing there)
