@@ -31,6 +31,7 @@ import numpy as np
 
 from . import resistance
 from .component import Component, EventBlock, Loads, Signal
+from .reductions import all_set, any_set
 from .state import StateLayout, StateSpec
 from .track import Route
 from .train import Train
@@ -141,7 +142,7 @@ class Bodies(Component):
         v = y[self.sv]
         self.direction = np.sign(v)
         self.frozen = self.has_friction & (self.direction != 0.0)
-        self._all_frozen = bool(self.frozen.all())
+        self._all_frozen = all_set(self.frozen)
 
     commit = start_step
 
@@ -149,7 +150,7 @@ class Bodies(Component):
         """Take the friction directions :meth:`commit` would hold at the state the
         compiled step loop ended at (it holds them from each new state, as commit does)."""
         self.direction, self.frozen = direction, frozen
-        self._all_frozen = bool(frozen.all())
+        self._all_frozen = all_set(frozen)
 
     def forces(self, t: float, y: np.ndarray, loads: Loads) -> None:
         tr = self.train
@@ -207,7 +208,7 @@ class Bodies(Component):
         return [EventBlock("standstill", self._moving, -1, self._stop)]
 
     def _moving(self, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray | None:
-        if not self.frozen.any():
+        if not any_set(self.frozen):
             return None
         return np.where(self.frozen, y[self.sv] * self.direction, 1.0)
 

@@ -33,6 +33,7 @@ from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
 from .errors import RrsError, plugin_call, plugin_failure
 from .events import Event
+from .reductions import any_set
 from .state import StateLayout
 from .track import Route
 from .train import Train
@@ -42,7 +43,7 @@ from .wheelsets import Wheelsets
 def _same(a: np.ndarray, b: np.ndarray | None) -> bool:
     """``np.array_equal(a, b)`` (False for None), without its checks: it runs for every
     batch at every control step."""
-    return b is not None and a.shape == b.shape and not (a != b).any()
+    return b is not None and a.shape == b.shape and not any_set(a != b)
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:

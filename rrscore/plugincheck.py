@@ -24,6 +24,7 @@ import numpy as np
 from .config import REQUIRED, Context, Param
 from .couplers import CouplerModel
 from .errors import RrsError
+from .reductions import any_set
 from .units import dimension_name
 from .vehicle import VehicleModel
 
@@ -100,7 +101,7 @@ def step_problems(model: VehicleModel, first: bool) -> list[str]:
     """Negative ``Q_r`` entries and, on the ``first`` step, declared signals not written."""
     problems = []
     negative = model.Q_r < 0
-    if negative.any():
+    if any_set(negative):
         row, col = (int(i) for i in np.argwhere(negative)[0])
         what = "body resistance" if col == 0 else f"brake torque on axle {col - 1}"
         problems.append(f"Q_r[{row}, {col}] ({what}) = {model.Q_r[row, col]:g} is negative: "

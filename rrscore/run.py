@@ -36,6 +36,7 @@ from .events import Event
 from .integrator import Integrator, Segment
 from .plugincheck import step_problems
 from .recorder import CouplingMonitor
+from .reductions import all_finite, extremes, max_abs
 from .scenario import Scenario
 
 if TYPE_CHECKING:
@@ -241,7 +242,7 @@ class Run:
                 if isinstance(exc, RrsError):
                     raise
                 raise plugin_failure(b.describe("step"), exc, t) from exc
-            if not (np.isfinite(m.Q_a).all() and np.isfinite(m.Q_r).all()):
+            if not (all_finite(m.Q_a) and all_finite(m.Q_r)):
                 raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
                                   f"at t = {t:.3f} s")
             problems = step_problems(m, first=self.n_control == 0)
@@ -261,8 +262,8 @@ class Run:
         stop = sc.config["stop"]
         x = y[dyn.sx]
         front = x[0] + tr.half_length[0]
-        speed = np.abs(y[dyn.sv])
-        self.moved = self.moved or bool(speed.max() > stop["standstill_speed"])
+        top_speed = max_abs(y[dyn.sv])
+        self.moved = self.moved or top_speed > stop["standstill_speed"]
         if t >= self.max_time - 1e-9:
             return "max_time"
         if stop["max_distance"] > 0 and abs(x[0] - self.x0) >= stop["max_distance"]:
@@ -271,7 +272,7 @@ class Run:
             return "at_position"
         if front >= sc.route.length:
             return "end_of_route"
-        if stop["standstill"] and self.moved and speed.max() <= stop["standstill_speed"]:
+        if stop["standstill"] and self.moved and top_speed <= stop["standstill_speed"]:
             return "standstill"
         return None
 
@@ -311,11 +312,11 @@ class Run:
         if self.brakes is not None:
             self.brakes.steps(steps)
         v = y1[:, dyn.sv.start]
-        self.max_speed = max(self.max_speed, float(v.max()), -float(v.min()))  # max |v|
+        self.max_speed = max(self.max_speed, max_abs(v))
         points = self.scenario.route.points
         if len(self.passages) < len(points):
             fronts = steps.y[:, dyn.sx.start] + tr.half_length[0]
-            lo, hi = fronts.min(), fronts.max()
+            lo, hi = extremes(fronts)
             for name, p in points.items():
                 if name in self.passages or not lo < p <= hi:
                     continue

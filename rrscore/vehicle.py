@@ -222,6 +222,7 @@ class VehicleModel:
         self.adhesion_factor = np.ones((self.count, self.num_axis))
         self.out: dict[str, np.ndarray] = {}
         self._keys_down = {k: np.zeros(self.count, dtype=bool) for k in self.keys}
+        self._any_key_down = False
 
     # -- what plugins override ---------------------------------------------
     def setup(self) -> None:
@@ -271,11 +272,17 @@ class VehicleModel:
         """Boolean array: is ``key`` held on each vehicle of the batch."""
         return self._keys_down[key]
 
+    def any_key_down(self) -> bool:
+        """Whether any key is held on any vehicle of the batch (most control steps: none,
+        and a ``step`` may skip what only keys change)."""
+        return self._any_key_down
+
     def press(self, key: str, rows: np.ndarray, pressed: bool) -> None:
         """Record a key press (``pressed``) or release on the given batch rows."""
         if key not in self._keys_down:
             raise KeyError(key)
         self._keys_down[key][rows] = pressed
+        self._any_key_down = any(np.count_nonzero(a) for a in self._keys_down.values())
         self.on_key(key, rows, pressed)
 
     def set_control(self, name: str, rows: np.ndarray, value: float) -> None:

@@ -28,6 +28,7 @@ from . import adhesion
 from .bodies import Bodies, coulomb_net
 from .component import Component, EventBlock, Loads, Signal
 from .events import Event
+from .reductions import any_set
 from .state import StateLayout, StateSpec
 from .train import Train
 
@@ -152,7 +153,7 @@ class Wheelsets(Component):
                             tr.axle_normal)
         k = rows[0].astype(np.int64)
         prev = self.loaded_axles
-        if prev is None or k.size != prev.size or (k != prev).any():  # else the same as before
+        if prev is None or k.size != prev.size or any_set(k != prev):  # else the same as before
             self.loaded_axles = k
             self._loaded_vehicle = tr.axle_vehicle[k]
             # the adhesion law of each: positions among them by law

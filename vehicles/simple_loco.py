@@ -56,7 +56,8 @@ def dynamic_brake_characteristic(speed, f_max, power, v_fade):
 def _ramp(level, up, down, step):
     """``level`` moved by ``step`` (per vehicle) where ``up`` is held and back where
     ``down`` is, kept in [0, 1]; ``level`` itself where neither is (most control steps)."""
-    if not (up.any() or down.any()):
+    # np.count_nonzero: a fifth of the cost of .any() on short arrays, at every control step
+    if not (np.count_nonzero(up) or np.count_nonzero(down)):
         return level
     return np.clip(level + (up.astype(float) - down) * step, 0.0, 1.0)
 
@@ -175,21 +176,13 @@ class SimpleLoco(VehicleModel):
 
     def step(self, t: float, dt: float) -> None:
         p = self.p
-        self.traction_level = _ramp(self.traction_level, self.key_down("traction_up"),
-                                    self.key_down("traction_down"), p.traction_rate * dt)
-        self.brake_level = _ramp(self.brake_level, self.key_down("brake"), self.releasing,
-                                 p.brake_rate * dt)
-        self.independent_brake = _ramp(self.independent_brake,
-                                       self.key_down("independent_up"),
-                                       self.key_down("independent_down"), p.brake_rate * dt)
-        self.dynamic_brake_level = _ramp(self.dynamic_brake_level,
-                                         self.key_down("dynamic_brake_up"),
-                                         self.key_down("dynamic_brake_down"),
-                                         p.dynamic_brake_rate * dt)
+        keys = self.any_key_down()
+        if keys or np.count_nonzero(self.releasing):  # most control steps: no key held
+            self._ramps(dt)
 
         force = self.traction_level * traction_characteristic(self.v, p.F_max, p.F_nom,
                                                               p.V_nom)
-        if self.dynamic_brake_level.any():
+        if np.count_nonzero(self.dynamic_brake_level):
             braking = self.dynamic_brake_level > 0.0  # the motors generate: no traction
             force = np.where(braking, 0.0, force)
             dyn = self.dynamic_brake_level * dynamic_brake_characteristic(
@@ -201,8 +194,11 @@ class SimpleLoco(VehicleModel):
         self.Q_a[:, 1:] = (drive * self.wheel_radius / self.num_axis)[:, None]
         self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
                            / self.num_axis)[:, None]
-        sanding = self.key_down("sand")[:, None]
-        self.adhesion_factor[:] = np.where(sanding, p.sand_factor[:, None], 1.0)
+        if keys:
+            sanding = self.key_down("sand")[:, None]
+            self.adhesion_factor[:] = np.where(sanding, p.sand_factor[:, None], 1.0)
+        else:
+            self.adhesion_factor[:] = 1.0
 
         pressure = self.state.main_reservoir
         self.compressor_on = np.where(pressure < p.cut_in, 1.0,
@@ -212,6 +208,22 @@ class SimpleLoco(VehicleModel):
         self.out["dynamic_brake_power_W"] = dyn * np.abs(self.v)
         self.out["traction_level"] = self.traction_level
         self.out["compressor_on"] = self.compressor_on
+
+    def _ramps(self, dt: float) -> None:
+        """Move the levels the keys hold up or down (the brake level also falls while
+        ``releasing``)."""
+        p = self.p
+        self.traction_level = _ramp(self.traction_level, self.key_down("traction_up"),
+                                    self.key_down("traction_down"), p.traction_rate * dt)
+        self.brake_level = _ramp(self.brake_level, self.key_down("brake"), self.releasing,
+                                 p.brake_rate * dt)
+        self.independent_brake = _ramp(self.independent_brake,
+                                       self.key_down("independent_up"),
+                                       self.key_down("independent_down"), p.brake_rate * dt)
+        self.dynamic_brake_level = _ramp(self.dynamic_brake_level,
+                                         self.key_down("dynamic_brake_up"),
+                                         self.key_down("dynamic_brake_down"),
+                                         p.dynamic_brake_rate * dt)
 
     # the main reservoir's rate, compiled by the framework (see main_reservoir_rates)
     state_rates = staticmethod(main_reservoir_rates)
