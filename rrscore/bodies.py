@@ -28,6 +28,7 @@ one acceleration. The couplers carry what that takes (:func:`rigid_coupler_force
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from . import resistance
 from .component import Component, EventBlock, Loads, Signal
@@ -35,6 +36,31 @@ from .reductions import all_set, any_set
 from .state import StateLayout, StateSpec
 from .track import Route
 from .train import Train
+
+
+@njit(cache=True)
+def held_rows(force, resist, mass_eff, c0, start0, rigid):  # pragma: no cover (compiled)
+    """:attr:`Bodies.held` from the signed force, the resistance magnitude and the
+    effective mass per vehicle (rows: force, resistance with ``c0``, resistance alone,
+    inverse effective mass, effective mass), and which vehicles friction can hold at
+    standstill (all of a rigid train if any). One pass: it runs at every control step
+    whose inputs changed."""
+    n = force.size
+    held = np.empty((5, n))
+    friction = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        held[0, i] = force[i]
+        held[1, i] = resist[i] + c0[i]
+        held[2, i] = resist[i]
+        held[3, i] = 1.0 / mass_eff[i]
+        held[4, i] = mass_eff[i]
+        friction[i] = (held[1, i] + start0[i]) > 0.0
+    if rigid and n:
+        any_friction = False
+        for i in range(n):
+            any_friction = any_friction or friction[i]
+        friction[:] = any_friction
+    return held, friction
 
 
 def coulomb_net(force: np.ndarray, resist: np.ndarray, direction: np.ndarray) -> np.ndarray:
@@ -111,27 +137,24 @@ class Bodies(Component):
         """Inputs held over a control step: signed force, resistance magnitude (brakes,
         ``Q_r``) and effective mass (rolling wheelsets' inertia included), per vehicle."""
         tr = self.train
-        # filled row by row: np.stack's checks cost more than the arithmetic here, and this
-        # runs at every control step whose inputs changed (a fresh array each time)
-        held = np.empty((5, self.n))
-        held[0] = force
-        np.add(resist, tr.c0, out=held[1])
-        held[2] = resist
-        np.divide(1.0, mass_eff, out=held[3])
-        held[4] = mass_eff
+        self.take_held(*held_rows(np.ascontiguousarray(force, dtype=float),
+                                  np.ascontiguousarray(resist, dtype=float),
+                                  np.ascontiguousarray(mass_eff, dtype=float), tr.c0,
+                                  tr.start0, self.rigid))
+
+    def take_held(self, held: np.ndarray, has_friction: np.ndarray) -> None:
+        """Take the held inputs as :func:`held_rows` returns them."""
         #: The held inputs as rows of one array (force, resistance with ``c0``,
         #: resistance alone, inverse effective mass, effective mass), for the compiled
         #: right-hand side.
         self.held = held
-        self.force_held = self.held[0]
-        self.resist_held = self.held[2]  # brakes and Q_r: the energy account's brake flow
-        self.resist_base = self.held[1]
-        self.mass_eff = mass_eff
-        self._inv_mass = self.held[3]
-        # Vehicles that friction can hold at standstill: only they have a jump at v = 0.
-        self.has_friction = (held[1] + tr.start0) > 0.0
-        if self.rigid:  # one body: held as a whole if any part of it is
-            self.has_friction[:] = self.has_friction.any()
+        self.force_held = held[0]
+        self.resist_held = held[2]  # brakes and Q_r: the energy account's brake flow
+        self.resist_base = held[1]
+        self.mass_eff = held[4]
+        self._inv_mass = held[3]
+        #: Vehicles that friction can hold at standstill: only they have a jump at v = 0.
+        self.has_friction = has_friction
 
     def mark_friction(self, vehicles: np.ndarray) -> None:
         """Sliding wheels hold their vehicles too (the wheelsets call this)."""

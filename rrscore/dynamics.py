@@ -25,9 +25,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+from numba import njit
 
 from .airbrake import AirBrake
-from .bodies import Bodies, rigid_coupler_forces
+from .bodies import Bodies, held_rows, rigid_coupler_forces
 from .compiled import CompiledBodies, compile_kernel, dot
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
@@ -44,6 +45,49 @@ def _same(a: np.ndarray, b: np.ndarray | None) -> bool:
     """``np.array_equal(a, b)`` (False for None), without its checks: it runs for every
     batch at every control step."""
     return b is not None and a.shape == b.shape and not any_set(a != b)
+
+
+@njit(cache=True)
+def _held_inputs(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0,
+                 rigid):  # pragma: no cover (compiled)
+    """:func:`~rrscore.bodies.held_rows` of the bodies' own inputs plus, per vehicle, the
+    force and brake resistance its loaded rolling axles (``rows``: :attr:`Wheelsets.
+    loaded_rows <rrscore.wheelsets.Wheelsets.loaded_rows>`, on ``vehicle``) pass through
+    the rail, ``torque / r`` and ``brake / r``, and its rolling axles' equivalent mass
+    ``equiv`` added to ``mass``: one compiled pass at each change of inputs."""
+    n = body_force.size
+    force = body_force.copy()
+    resist = body_resist.copy()
+    torque = np.zeros(n)
+    brake = np.zeros(n)
+    for j in range(vehicle.size):  # as np.bincount: in axle order, from zero
+        torque[vehicle[j]] += rows[2, j] / rows[4, j]
+        brake[vehicle[j]] += rows[3, j] / rows[4, j]
+    for i in range(n):
+        force[i] += torque[i]
+        resist[i] += brake[i]
+    return held_rows(force, resist, mass + equiv, c0, start0, rigid)
+
+
+@njit(cache=True)
+def _take_one(a, last, k):  # pragma: no cover (compiled)
+    changed = False
+    for x in a.flat:
+        if x != last[k]:  # NaN counts as changed, as in np.array_equal
+            last[k] = x
+            changed = True
+        k += 1
+    return changed, k
+
+
+@njit(cache=True)
+def _take_changed(q_a, q_r, factor, last):  # pragma: no cover (compiled)
+    """Whether a model's ``Q_a``, ``Q_r`` and ``adhesion_factor`` differ from ``last``
+    (what it set at the last control step, end to end); ``last`` takes the new values."""
+    a, k = _take_one(q_a, last, 0)
+    b, k = _take_one(q_r, last, k)
+    c, k = _take_one(factor, last, k)
+    return a or b or c
 
 
 def _as_slice(index: np.ndarray) -> slice | np.ndarray:
@@ -305,9 +349,11 @@ class TrainDynamics:
         w = self.wheelsets
         w.refresh_modes()
         self._use_compiled = self.compiled.applies()
-        torque, brake, equiv = w.held_sums()
-        self.bodies.set_held(self.body_force + torque, self.body_resist + brake,
-                             self.train.mass + equiv)
+        tr = self.train
+        self.bodies.take_held(*_held_inputs(self.body_force, self.body_resist, tr.mass,
+                                            w.mass_equiv_rolling(), w.loaded_rows,
+                                            w.loaded_vehicle(), tr.c0, tr.start0,
+                                            self.rigid))
         if w.slipping.size:
             self.bodies.mark_friction(self.train.axle_vehicle[w.slipping])
 
@@ -320,12 +366,14 @@ class TrainDynamics:
         changed = False
         for b, veh, axles, sign, last in self.placed:
             m = b.model
-            # what the model set, in one array: a batch that set the same as last time
-            # (most cars, most of the time) is skipped
-            raw = np.concatenate((m.Q_a.ravel(), m.Q_r.ravel(), m.adhesion_factor.ravel()))
-            if _same(raw, last[0]):
+            # a batch that set the same as last time (most cars, most of the time) is
+            # skipped: what it set is kept end to end in last[0], compared in one pass
+            size = m.Q_a.size + m.Q_r.size + m.adhesion_factor.size
+            if last[0] is None or last[0].size != size:
+                last[0] = np.empty(size)
+                _take_changed(m.Q_a, m.Q_r, m.adhesion_factor, last[0])
+            elif not _take_changed(m.Q_a, m.Q_r, m.adhesion_factor, last[0]):
                 continue
-            last[0] = raw
             changed = True
             self.body_force[veh] = m.Q_a[:, 0] * sign
             self.body_resist[veh] = np.abs(m.Q_r[:, 0])

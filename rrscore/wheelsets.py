@@ -168,13 +168,14 @@ class Wheelsets(Component):
         self.loaded_rows = rows
         self._loaded = rows[2:]
 
-    def held_sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per vehicle: force and brake resistance of the rolling axles through the rail,
-        and the rolling axles' equivalent mass ``J/r^2`` (as of :meth:`refresh_modes`)."""
-        # Only the loaded axles (rolling, with torque or brake) add to the first two.
-        n, (torque, brake, r), veh = self.train.count, self.loaded_rows[2:5], self._loaded_vehicle
-        return (np.bincount(veh, torque / r, n), np.bincount(veh, brake / r, n),
-                self._equiv)
+    def mass_equiv_rolling(self) -> np.ndarray:
+        """The rolling axles' equivalent mass ``J/r^2`` per vehicle (as of
+        :meth:`refresh_modes`)."""
+        return self._equiv
+
+    def loaded_vehicle(self) -> np.ndarray:
+        """The vehicle of each loaded axle (the columns of :attr:`loaded_rows`)."""
+        return self._loaded_vehicle
 
     def psi(self, v_axle: np.ndarray, axles: np.ndarray | None = None) -> np.ndarray:
         """Adhesion coefficient times rail factor at axle speeds ``v_axle``, for all axles

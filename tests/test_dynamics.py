@@ -244,3 +244,56 @@ def test_zero_wheelset_inertia_is_a_config_error_naming_the_key():
         make_scenario([{"config": car_config(wheelset_inertia="0 kg*m^2")}])
     assert "wheelset_inertia" in str(info.value)
     assert "> 0" in str(info.value)
+
+
+# ---------------------------------------------------------------- held inputs
+def _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid):
+    """The held rows as the numpy operations had them: np.bincount over the loaded axles,
+    then the rows of Bodies.held."""
+    n = body_force.size
+    force = body_force + np.bincount(vehicle, rows[2] / rows[4], n)
+    resist = body_resist + np.bincount(vehicle, rows[3] / rows[4], n)
+    m = mass + equiv
+    held = np.stack([force, resist + c0, resist, 1.0 / m, m])
+    friction = held[1] + start0 > 0.0
+    if rigid:
+        friction[:] = friction.any()
+    return held, friction
+
+
+@pytest.mark.parametrize("rigid", [False, True])
+def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
+    from rrscore.dynamics import _held_inputs
+
+    rng = np.random.default_rng(7)
+    n, k = 30, 50
+    body_force, c0 = rng.normal(size=n) * 1e4, rng.uniform(0, 2e3, n)
+    body_resist = np.where(rng.uniform(size=n) < 0.5, 0.0, rng.uniform(0, 5e3, n))
+    c0[:10] = 0.0
+    start0 = np.where(rng.uniform(size=n) < 0.5, 0.0, 1e3)
+    mass, equiv = rng.uniform(2e4, 1e5, n), rng.uniform(0, 1e3, n)
+    vehicle = np.sort(rng.integers(0, n, k))  # several axles on a vehicle, some none
+    rows = rng.normal(size=(8, k)) * 1e3
+    rows[4] = rng.uniform(0.4, 0.6, k)  # radii
+    got = _held_inputs(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
+    want = _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert not rigid or got[1].all() or not got[1].any()
+
+
+def test_inputs_a_model_set_again_are_unchanged_and_any_new_value_is_a_change():
+    from rrscore.dynamics import _take_changed
+
+    q_a, q_r, factor = np.zeros((3, 5)), np.ones((3, 5)), np.full((3, 4), 1.0)
+    last = np.concatenate([q_a.ravel(), q_r.ravel(), factor.ravel()])
+    assert not _take_changed(q_a, q_r, factor, last)
+    for a, index in ((q_a, (2, 4)), (q_r, (0, 0)), (factor, (1, 3))):
+        a[index] = 7.0
+        assert _take_changed(q_a, q_r, factor, last)  # and last takes the new values
+        np.testing.assert_array_equal(
+            last, np.concatenate([q_a.ravel(), q_r.ravel(), factor.ravel()]))
+        assert not _take_changed(q_a, q_r, factor, last)
+    q_a[0, 0] = np.nan  # never equal to itself: always a change, as np.array_equal says
+    assert _take_changed(q_a, q_r, factor, last) and _take_changed(q_a, q_r, factor, last)
+    assert _take_changed(q_a[:, ::2], q_r[:, :3], factor[:, :1], last)  # any layout
