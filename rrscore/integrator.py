@@ -76,6 +76,39 @@ class Segment:
                 + s * s * (3 - 2 * s) * self.y1 + s * s * (s - 1) * h * self.f1)
 
 
+#: Iterations of the Illinois method at most (it stops when the bracket is
+#: :data:`EVENT_RTOL` of the step).
+ILLINOIS_ITERATIONS = 60
+
+
+@njit(cache=True)
+def illinois_point(a, b, ga, gb):  # pragma: no cover (compiled)
+    """The Illinois method's next trial point in the bracket ``[a, b]`` (values ``ga``,
+    ``gb``): the secant's root, or the midpoint where that falls outside."""
+    c = b - gb * (b - a) / (gb - ga)
+    if not a < c < b:
+        c = 0.5 * (a + b)
+    return c
+
+
+@njit(cache=True)
+def illinois_update(a, b, ga, gb, c, gc, sign0, side):  # pragma: no cover (compiled)
+    """The bracket after the trial ``(c, gc)``: ``(a, b, ga, gb, side)``. The end kept
+    twice running has its value halved (the Illinois modification of regula falsi).
+    ``sign0``: the sign of ``g`` before the crossing (``ga > 0`` at the start)."""
+    if (gc > 0) == sign0 and gc != 0:  # not crossed yet: the root is in (c, b]
+        a, ga = c, gc
+        if side == -1:
+            gb *= 0.5
+        side = -1
+    else:
+        b, gb = c, gc
+        if side == 1:
+            ga *= 0.5
+        side = 1
+    return a, b, ga, gb, side
+
+
 @njit(cache=True)
 def _any_crossing(g0, g1, both):  # pragma: no cover (compiled)
     """Whether any entry falls from > 0 to < 0 (or, with ``both``, rises from < 0 to > 0):
@@ -419,21 +452,9 @@ class Integrator:
         sign0 = ga > 0
         tol = EVENT_RTOL * max(b - a, 1e-300)
         side = 0
-        for _ in range(60):
+        for _ in range(ILLINOIS_ITERATIONS):
             if b - a <= tol or gb == ga:
                 break
-            c = b - gb * (b - a) / (gb - ga)
-            if not a < c < b:
-                c = 0.5 * (a + b)
-            gc = g(c)
-            if (gc > 0) == sign0 and gc != 0:  # not crossed yet: root in (c, b]
-                a, ga = c, gc
-                if side == -1:
-                    gb *= 0.5
-                side = -1
-            else:
-                b, gb = c, gc
-                if side == 1:
-                    ga *= 0.5
-                side = 1
+            c = illinois_point(a, b, ga, gb)
+            a, b, ga, gb, side = illinois_update(a, b, ga, gb, c, g(c), sign0, side)
         return a, b

@@ -48,7 +48,14 @@ from numba.experimental import structref
 
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .errors import interruption_behind
-from .integrator import EVENT_RTOL, ON_SURFACE, Segment
+from .integrator import (
+    EVENT_RTOL,
+    ILLINOIS_ITERATIONS,
+    ON_SURFACE,
+    Segment,
+    illinois_point,
+    illinois_update,
+)
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -420,27 +427,17 @@ def _dense_deflection(t, t0, h, y0, ks, i, sx, nominal):  # pragma: no cover (co
 
 @njit(cache=True)
 def _illinois(t0, h, y0, ks, i, kink, sx, nominal, a, b, ga, gb):  # pragma: no cover
-    """As :meth:`rrscore.integrator.Integrator._illinois`, on a slack edge's function."""
+    """:meth:`rrscore.integrator.Integrator._illinois` (its very steps) on a slack edge's
+    function."""
     sign0 = ga > 0
     tol = EVENT_RTOL * max(b - a, 1e-300)
     side = 0
-    for _ in range(60):
+    for _ in range(ILLINOIS_ITERATIONS):
         if b - a <= tol or gb == ga:
             break
-        c = b - gb * (b - a) / (gb - ga)
-        if not a < c < b:
-            c = 0.5 * (a + b)
+        c = illinois_point(a, b, ga, gb)
         gc = _dense_deflection(c, t0, h, y0, ks, i, sx, nominal) - kink
-        if (gc > 0) == sign0 and gc != 0:
-            a, ga = c, gc
-            if side == -1:
-                gb *= 0.5
-            side = -1
-        else:
-            b, gb = c, gc
-            if side == 1:
-                ga *= 0.5
-            side = 1
+        a, b, ga, gb, side = illinois_update(a, b, ga, gb, c, gc, sign0, side)
     return a, b
 
 

@@ -69,3 +69,50 @@ def test_a_drive_stuck_at_one_instant_ends_naming_the_event_and_vehicle(method):
     assert "event 'slip'" in s["error"] and "vehicle 0 axle" in s["error"]
     assert f"t = {s['sim_time_s']:.6f} s" in s["error"]
     assert all(math.isfinite(v) for v in result.series["speed_mps"])
+
+
+# ------------------------------------------------------------------- the Illinois method
+def test_the_illinois_method_brackets_a_known_root_to_the_event_tolerance():
+    from rrscore.integrator import EVENT_RTOL, Integrator
+
+    calls = []
+
+    def g(t):  # root at the cube root of 2, a simple zero
+        calls.append(t)
+        return 2.0 - t ** 3
+
+    lo, hi = Integrator._illinois(g, 1.0, 2.0, g(1.0), g(2.0))
+    root = 2.0 ** (1.0 / 3.0)
+    assert lo <= root <= hi
+    assert hi - lo <= EVENT_RTOL * 1.0
+    assert len(calls) < 20  # superlinear: bisection alone would take 24
+    assert g(lo) > 0.0 >= g(hi)  # not crossed at lo; crossed, or on it, at hi
+
+
+def test_the_loops_illinois_is_the_integrators_on_a_slack_edge_to_the_bit():
+    # the compiled loop locates a slack edge on the step's continuous extension with the
+    # same steps as the integrator does on the same function
+    import numpy as np
+
+    from rrscore.integrator import Integrator
+    from rrscore.solvers import dp_dense
+    from rrscore.steploop import _illinois
+
+    rng = np.random.default_rng(3)
+    y0, ks = rng.normal(size=6), rng.normal(size=(7, 6))
+    t0, h, i, sx, kink = 10.0, 0.02, 1, 0, 0.0
+    nominal = np.zeros(5)
+
+    def g(t):
+        y = dp_dense(t, t0, h, y0, ks)
+        return y[sx + i] - y[sx + i + 1] - nominal[i] - kink
+
+    a, b = t0, t0 + h
+    ga, gb = g(a), g(b)
+    if np.sign(ga) == np.sign(gb):  # make it cross: shift the edge to the midpoint value
+        kink = g(t0 + 0.5 * h)
+        ga, gb = g(a), g(b)
+    assert np.sign(ga) != np.sign(gb)
+    want = Integrator._illinois(g, a, b, ga, gb)
+    got = _illinois(t0, h, y0, ks, i, kink, sx, nominal, a, b, ga, gb)
+    assert got == want
