@@ -15,10 +15,9 @@ from collections.abc import Sequence
 
 from .config import describe_schema
 from .errors import ConfigError, Interrupted, RrsError, interruption_behind
-from .eventscenario import yard_from_scenario
 from .pluginmanager import load_registry
 from .scenario import load_scenario, validate_file
-from .simulation import Drive, cost_warnings
+from .simulation import Drive, cost_warnings, free_car_yard
 from .yard import YardScenario, is_yard_file, load_yard
 from .yarddrive import drive_yard
 
@@ -55,11 +54,12 @@ def _drive(args: argparse.Namespace) -> int:
         return _drive_yard(args)
     scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
     scenario = _overrides(scenario, args)
-    if scenario.config["dynamics"] == "events":  # the free-car engine, as a yard of one track
+    yard = free_car_yard(scenario)
+    if yard is not None:  # dynamics = "events": the free-car engine, a yard of one track
         if args.solver is not None:
             raise ConfigError("--solver", None, "found a solver for a scenario with dynamics "
                               "'events', expected none: the free-car engine has no solver")
-        return _run_yard(yard_from_scenario(scenario), args)
+        return _run_yard(yard, args)
     for warning in cost_warnings(scenario):
         print(f"rrs: warning: {warning}", file=sys.stderr)
     bar = ProgressBar()

@@ -27,6 +27,7 @@ from .run import Run
 from .scenario import Scenario, load_scenario
 
 if TYPE_CHECKING:
+    from .yard import YardScenario
     from .yarddrive import YardResult
 
 Progress = Callable[[float, float, float], None]
@@ -275,8 +276,18 @@ def drive(scenario: Scenario | str | Path, out: str | Path | None = None,
         if is_yard_file(scenario):
             return drive_yard(load_yard(scenario), out, progress)
         scenario = load_scenario(scenario)
-    if scenario.config["dynamics"] == "events":
-        from .eventscenario import yard_from_scenario
-
-        return drive_yard(yard_from_scenario(scenario), out, progress)
+    yard = free_car_yard(scenario)
+    if yard is not None:
+        return drive_yard(yard, out, progress)
     return Drive(scenario).run(out, progress)
+
+
+def free_car_yard(scenario: Scenario) -> YardScenario | None:
+    """The yard a scenario with ``dynamics = "events"`` is driven as by the free-car
+    engine (its train and route as a yard of one track, :mod:`rrscore.eventscenario`);
+    None for a scenario the train's own dynamics drives."""
+    if scenario.config["dynamics"] != "events":
+        return None
+    from .eventscenario import yard_from_scenario
+
+    return yard_from_scenario(scenario)
