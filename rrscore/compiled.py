@@ -225,8 +225,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
                 cf[i] = carried
     for i in range(n - 1):
         dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
-    for k in range(axle_vehicle.size):
-        dy[sphi + k] = y[somega + k]
+    for k in range(axle_vehicle.size):  # every axle rolls here: omega = v / r
+        dy[sphi + k] = y[sv + axle_vehicle[k]] * inv_radius[k]
         dy[somega + k] = accel[axle_vehicle[k]] * inv_radius[k]
 
 

@@ -780,10 +780,11 @@ class StepLoop:
         self._break_force = (np.where(np.isfinite(cp.break_force), cp.break_force, 0.0)
                              if nc > 0 else np.zeros(0))
         n = dyn.size
-        # The entries a right-hand side reads, as ranges: the inner stages of a step form
-        # only these (the wheel angles and the energy account, integrals of the rest, can
-        # be half the state: they are formed once, at the step's end)
-        self._live = _ranges(~dyn.unread)
+        # The entries a right-hand side of an all-rolling train (the loop serves no other)
+        # reads, as ranges: the inner stages of a step form only these (the wheel angles
+        # and spins and the energy account, integrals of the rest, can be four fifths of
+        # the state: they are formed once, at the step's end)
+        self._live = _ranges(~dyn.unread_rolling)
         #: The entries under error control (finite ``atol``), as ranges: set with the
         #: tolerances, at the first :meth:`run`.
         self._controlled: np.ndarray | None = None

@@ -231,7 +231,13 @@ class Wheelsets(Component):
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
         tr = self.train
         omega = y[self.somega]
-        dy[self.sphi] = omega
+        # a rolling axle turns at v / r: its angle is read off the body's speed, so
+        # that no right-hand side of an all-rolling train reads the spins (the
+        # compiled loop forms them only at a step's end)
+        dphi = y[self.bodies.sv][tr.axle_vehicle] * self._inv_radius
+        if self.slipping.size:
+            dphi[self.slipping] = omega[self.slipping]
+        dy[self.sphi] = dphi
         domega = loads.accel[tr.axle_vehicle] * self._inv_radius
         if loads.rail is not None:
             k, rail = loads.rail

@@ -191,7 +191,7 @@ def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
 
 def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage_does():
     # the loop's stages against the solver's full stage state: equal to the bit where
-    # formed, and the unread entries (wheel angles, energy account) left alone
+    # formed, and the unread entries (wheel angles and spins, energy account) left alone
     from rrscore.solvers import _stage_state
     from rrscore.steploop import _A, _stage_live
 
@@ -200,8 +200,9 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
     live = np.zeros(dyn.size, dtype=bool)
     for lo, hi in loop._live:
         live[lo:hi] = True
-    np.testing.assert_array_equal(live, ~dyn.unread)
-    assert dyn.unread[dyn.sphi].all() and not dyn.unread[dyn.sv].any()
+    np.testing.assert_array_equal(live, ~dyn.unread_rolling)
+    assert dyn.unread_rolling[dyn.sphi].all() and dyn.unread_rolling[dyn.somega].all()
+    assert not dyn.unread_rolling[dyn.sv].any() and not dyn.unread[dyn.somega].any()
     rng = np.random.default_rng(7)
     y, ks = rng.normal(size=dyn.size), rng.normal(size=(7, dyn.size))
     for i in range(1, 6):
