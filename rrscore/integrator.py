@@ -242,15 +242,10 @@ class Integrator:
                 # after a full buffer the loop goes on with the slack edges' values as it
                 # left them, as the Python path goes on with its own (else an edge just
                 # reached would be found again)
-                fresh, self._fresh = self._fresh, False
-                status, steps = loop.run(t_end, resume=resume, fresh=fresh)
+                status, steps = loop.run(t_end, resume=resume, fresh=self._fresh)
                 resume = status == loop.FULL
-                if fresh and steps is None:
-                    # no step from the restart (a condition holds, or the Python path must
-                    # take the first step): settled here, as where the loop does not serve
-                    self._settle()
-                    if status == loop.CONDITION:
-                        continue
+                if steps is not None:
+                    self._fresh = False  # the loop took the restart on (else: below)
                 if loop.edges:
                     self.event_counts["slack edge"] += loop.edges
                 if steps is not None:

@@ -947,7 +947,7 @@ class StepLoop:
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
         if not steps:
-            if fresh and status != CONDITION:  # the derivative the loop took at the start
+            if fresh:  # the derivative the loop took at the start, for the restart
                 s.f = F[0].copy()
                 s.nfev += 1  # as the restart's own (a failed first step counts none)
             return status, None
