@@ -11,6 +11,9 @@ Three moments, each with a message that names the plugin and what is wrong:
   magnitudes (>= 0) and, after the first step, every declared signal must have been
   written to ``out`` (one entry per vehicle).
 
+After both, ``Q_a``, ``Q_r`` and ``adhesion_factor`` must still be float arrays of
+their shapes: compiled passes read them.
+
 ``rrs plugins --check`` (:func:`check_registry`) exercises every installed vehicle type
 and coupler model this way, with a vehicle built from default values.
 """
@@ -84,8 +87,9 @@ def class_problems(cls: type) -> list[str]:
 
 
 def setup_problems(model: VehicleModel) -> list[str]:
-    """Declared controls that ``setup`` did not create as per-vehicle arrays."""
-    problems = []
+    """Declared controls that ``setup`` did not create as per-vehicle arrays, and outputs
+    it replaced (as :func:`step_problems`)."""
+    problems = _output_problems(model)
     for name in model.controls:
         value = getattr(model, name, None)
         if value is None:
@@ -97,9 +101,31 @@ def setup_problems(model: VehicleModel) -> list[str]:
     return problems
 
 
+def _output_problems(model: VehicleModel) -> list[str]:
+    """``Q_a``, ``Q_r`` or ``adhesion_factor`` replaced by something not of their shape
+    and type (the framework reads them in compiled passes)."""
+    n, k = model.count, model.num_axis
+    return [f"{name} is {_described(value)}, expected a float array of shape {shape}: "
+            f"assign into it ({name}[...] = ...) rather than replacing it"
+            for name, value, shape in (("Q_a", model.Q_a, (n, k + 1)),
+                                       ("Q_r", model.Q_r, (n, k + 1)),
+                                       ("adhesion_factor", model.adhesion_factor, (n, k)))
+            if not (type(value) is np.ndarray and value.shape == shape
+                    and value.dtype == np.float64)]
+
+
+def _described(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {value.shape}"
+    return f"a {type(value).__name__}"
+
+
 def step_problems(model: VehicleModel, first: bool) -> list[str]:
-    """Negative ``Q_r`` entries and, on the ``first`` step, declared signals not written."""
-    problems = []
+    """``Q_a``, ``Q_r`` or ``adhesion_factor`` not of their shapes, negative ``Q_r``
+    entries and, on the ``first`` step, declared signals not written."""
+    problems = _output_problems(model)
+    if problems:  # the checks below, and the compiled passes after them, need these
+        return problems
     negative = model.Q_r < 0
     if any_set(negative):
         row, col = (int(i) for i in np.argwhere(negative)[0])

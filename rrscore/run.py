@@ -242,13 +242,13 @@ class Run:
                 if isinstance(exc, RrsError):
                     raise
                 raise plugin_failure(b.describe("step"), exc, t) from exc
-            if not (all_finite(m.Q_a) and all_finite(m.Q_r)):
-                raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
-                                  f"at t = {t:.3f} s")
             problems = step_problems(m, first=self.n_control == 0)
             if problems:
                 raise PluginError(f"{b.describe('step')}: " + "; ".join(problems)
                                   + f", at t = {t:.3f} s")
+            if not (all_finite(m.Q_a) and all_finite(m.Q_r)):
+                raise PluginError(f"{b.describe('step')} set a non-finite Q_a or Q_r, "
+                                  f"at t = {t:.3f} s")
         drawn = False
         if dyn.airbrake is not None:
             dyn.airbrake.step(t, y)

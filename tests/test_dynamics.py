@@ -299,6 +299,38 @@ def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
     np.testing.assert_array_equal(got[1], want[1])
 
 
+def test_inputs_a_model_set_are_placed_in_the_train_frame_as_numpy_places_them():
+    from rrscore.dynamics import _place
+
+    rng = np.random.default_rng(3)
+    n, k, na, nv = 4, 3, 40, 12  # a batch of 4 vehicles of 3 axles, in a longer train
+    veh = np.array([2, 5, 6, 9])
+    axles = rng.permutation(na)[: n * k]
+    sign = np.array([1.0, -1.0, 1.0, -1.0])
+    q_a, q_r = rng.normal(size=(n, k + 1)) * 1e4, rng.normal(size=(n, k + 1)) * 1e3
+    q_r[0, 0] = -0.0
+    factor = rng.uniform(0.5, 1.5, (n, k))
+    condition = rng.uniform(0.2, 1.0, na)
+    arrays = [rng.normal(size=nv), rng.normal(size=nv), rng.normal(size=na),
+              rng.normal(size=na), rng.normal(size=na)]
+    want = [a.copy() for a in arrays]
+    want[0][veh] = q_a[:, 0] * sign
+    want[1][veh] = np.abs(q_r[:, 0])
+    want[2][axles] = (q_a[:, 1:] * sign[:, None]).ravel()
+    want[3][axles] = np.abs(q_r[:, 1:]).ravel()
+    want[4][axles] = condition[axles] * factor.ravel()
+    last = np.full(q_a.size + q_r.size + factor.size, np.nan)
+    assert _place(q_a, q_r, factor, last, sign, veh, axles, *arrays, condition)
+    for got, expected in zip(arrays, want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert np.signbit(arrays[1][veh[0]]) == np.signbit(np.abs(-0.0))
+    before = [a.copy() for a in arrays]
+    arrays[0][:] = 0.0  # unchanged inputs are not placed again
+    assert not _place(q_a, q_r, factor, last, sign, veh, axles, *arrays, condition)
+    np.testing.assert_array_equal(arrays[0], 0.0)
+    np.testing.assert_array_equal(arrays[2], before[2])
+
+
 def test_inputs_a_model_set_again_are_unchanged_and_any_new_value_is_a_change():
     from rrscore.dynamics import _take_changed
 

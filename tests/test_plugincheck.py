@@ -63,6 +63,14 @@ class NegativeQr(Good):
         self.Q_r[:, 2] = -500.0  # a "brake" that drives
 
 
+class ReplacedQa(Good):
+    type_name = "replaced_qa"
+
+    def step(self, t, dt):
+        super().step(t, dt)
+        self.Q_a = np.zeros((self.count, 2))  # one column, where the axles need theirs
+
+
 class UnknownUnit(Good):
     type_name = "unknown_unit"
     params = {"power": rrscore.Param("horsepowerz", 1e6, "rated power")}
@@ -104,6 +112,14 @@ def test_negative_q_r_is_rejected_not_made_positive():
                                           r"Q_r\[0, 2\] \(brake torque on axle 1\) = -500 is "
                                           r"negative"):
         _drive(NegativeQr)
+
+
+def test_q_a_replaced_by_an_array_of_another_shape_is_named_with_the_shape_expected():
+    with pytest.raises(PluginError, match=r"vehicle plugin 'replaced_qa' .* in step\(\).*"
+                                          r"Q_a is a float64 array of shape \(1, 2\), "
+                                          r"expected a float array of shape \(1, 5\): assign "
+                                          r"into it"):
+        _drive(ReplacedQa)
 
 
 def test_parameter_with_unknown_unit_is_rejected_at_load():
