@@ -116,9 +116,10 @@ def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle, inv_radius, rigid):  # pragma: no cover (compiled)
-    """Derivatives of the bodies, the rolling wheelsets and the energy account, in place.
+def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
+               rigid):  # pragma: no cover (compiled)
+    """Derivatives of the bodies and the energy account, in place, and of the ``na``
+    wheelsets (all rolling: zero, see :func:`rrscore.wheelsets.fill_rolling`).
 
     ``y``, ``dy``: the whole state and its derivative. ``idx``: the first indices of
     the blocks ``body.x``, ``body.v``, ``wheel.phi``, ``wheel.omega``, the six energy
@@ -225,9 +226,10 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
                 cf[i] = carried
     for i in range(n - 1):
         dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
-    for k in range(axle_vehicle.size):  # every axle rolls here: omega = v / r
-        dy[sphi + k] = y[sv + axle_vehicle[k]] * inv_radius[k]
-        dy[somega + k] = accel[axle_vehicle[k]] * inv_radius[k]
+    # every axle rolls here: its spin and angle are read off the body after each step
+    # (rrscore.wheelsets.fill_rolling), not integrated
+    dy[sphi:sphi + na] = 0.0
+    dy[somega:somega + na] = 0.0
 
 
 class CompiledBodies:
@@ -254,8 +256,11 @@ class CompiledBodies:
         self._static = np.ascontiguousarray(np.stack([
             tr.half_length, tr.weight, b._weight_kn, tr.c1, tr.c2, tr.start0, tr.start_speed,
             b._half_rho_cd_a, np.full(dyn.n, float(b.wind))]), dtype=float)
+        #: Each axle's vehicle and inverse radius, and every axle (all roll where the
+        #: compiled pass applies): what :func:`rrscore.wheelsets.fill_rolling` reads.
         self._axles = (np.ascontiguousarray(tr.axle_vehicle, dtype=np.int64),
-                       np.ascontiguousarray(dyn.wheelsets._inv_radius, dtype=float))
+                       np.ascontiguousarray(dyn.wheelsets._inv_radius, dtype=float),
+                       np.arange(dyn.na, dtype=np.int64))
 
     def applies(self) -> bool:
         """Whether the compiled pass stands for the components now: the static condition,
@@ -266,7 +271,7 @@ class CompiledBodies:
         """Write the bodies', wheelsets' and energy account's derivatives into ``dy``."""
         b = self.dyn.bodies
         body_rates(y, cf, dy, self._idx, self._knots, self._tables, self._static, b.held,
-                   b.frozen, b.direction, *self._axles, b.rigid)
+                   b.frozen, b.direction, self.dyn.na, b.rigid)
 
 
 #: The signature of ``VehicleModel.state_rates``: ``(t, v, s, inputs, ds)``, every array

@@ -276,9 +276,9 @@ class TrainDynamics:
         self.unread[self.sphi] = True
         for sl in [*self.energy.slices.values(), self.energy.coupler]:
             self.unread[sl] = True
-        #: :attr:`unread` while every axle rolls: the spins too (a rolling axle's angle
-        #: is read off its body's speed, ``v / r``, and only slipping axles' spins feed
-        #: forces back).
+        #: :attr:`unread` while every axle rolls: the spins too (a rolling axle's spin and
+        #: angle are read off its body after each step, and only slipping axles' spins
+        #: feed forces back).
         self.unread_rolling = self.unread.copy()
         self.unread_rolling[self.somega] = True
 

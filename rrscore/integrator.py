@@ -52,28 +52,35 @@ class Segment:
     """A committed stretch ``[t0, t1]`` of the solution with an interpolant on it;
     ``coupler_forces`` at ``t1`` where the compiled step loop had them at hand."""
 
-    __slots__ = ("t0", "y0", "f0", "t1", "y1", "f1", "_dense", "coupler_forces")
+    __slots__ = ("t0", "y0", "f0", "t1", "y1", "f1", "_dense", "coupler_forces", "_fill")
 
     def __init__(self, t0: float, y0: np.ndarray, f0: np.ndarray, t1: float, y1: np.ndarray,
                  f1: np.ndarray, dense: Callable[[float], np.ndarray] | None,
-                 coupler_forces: np.ndarray | None = None) -> None:
+                 coupler_forces: np.ndarray | None = None,
+                 fill: Callable[[np.ndarray, np.ndarray], None] | None = None) -> None:
         self.t0, self.y0, self.f0, self.t1, self.y1, self.f1 = t0, y0, f0, t1, y1, f1
         self._dense = dense
         self.coupler_forces = coupler_forces
+        self._fill = fill
 
     def __call__(self, t: float) -> np.ndarray:
         """The state at ``t`` in ``[t0, t1]``: the solver's own dense output where the
-        segment is one whole step, else cubic Hermite between its ends."""
+        segment is one whole step, else cubic Hermite between its ends; the entries not
+        integrated (the rolling axles' spins and angles) read off the others."""
         if t >= self.t1:
             return self.y1
         if t <= self.t0:
             return self.y0
         if self._dense is not None:
-            return self._dense(t)
-        h = self.t1 - self.t0
-        s = (t - self.t0) / h
-        return ((1 + 2 * s) * (1 - s) ** 2 * self.y0 + s * (1 - s) ** 2 * h * self.f0
-                + s * s * (3 - 2 * s) * self.y1 + s * s * (s - 1) * h * self.f1)
+            y = self._dense(t)
+        else:
+            h = self.t1 - self.t0
+            s = (t - self.t0) / h
+            y = ((1 + 2 * s) * (1 - s) ** 2 * self.y0 + s * (1 - s) ** 2 * h * self.f0
+                 + s * s * (3 - 2 * s) * self.y1 + s * s * (s - 1) * h * self.f1)
+        if self._fill is not None:
+            self._fill(self.y0, y)
+        return y
 
 
 #: Iterations of the Illinois method at most (it stops when the bracket is
@@ -223,7 +230,8 @@ class Integrator:
         s = self.solver
         if self.on_segment is not None and s.t > t0:
             dense = s.dense if whole_step and s.t_old == t0 else None
-            self.on_segment(Segment(t0, y0, f0, s.t, s.y, self._derivative(), dense))
+            self.on_segment(Segment(t0, y0, f0, s.t, s.y, self._derivative(), dense,
+                                    fill=self.dyn.wheelsets.fill))
 
     def advance(self, t_end: float) -> str | None:
         """Integrate to exactly ``t_end``. Returns None, or the solver's message if a step
@@ -283,6 +291,7 @@ class Integrator:
             ok, message = s.step(t_end)
             if not ok:
                 return message or f"solver {s.name} failed at t = {s.t:.6g} s"
+            dyn.wheelsets.fill(y0, s.y)  # the rolling axles' spins: not integrated
             g_new = self._values(s.t, s.y, s.f)
             hits = [
                 None if a is None or b is None
@@ -386,9 +395,11 @@ class Integrator:
     def _step_to(self, t: float) -> str | None:
         s = self.solver
         while s.t < t:  # a step shorter than one just taken is almost always accepted at once
+            y0 = s.y
             ok, message = s.step(t)
             if not ok:
                 return message
+            self.dyn.wheelsets.fill(y0, s.y)
         return None
 
     def _locate(self, t0: float, g_old: list, g_new: list,

@@ -63,11 +63,10 @@ from .solvers import (
     _DP_E,
     MIN_STEP,
     DormandPrince45,
-    _stage_state,
     dp_dense,
     dp_dense_weights,
 )
-from .wheelsets import _margins
+from .wheelsets import _margins, fill_rolling
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -191,19 +190,19 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air
             after[k] = dy[mr_index[k]] - mr_draw[k]
         for k in range(mr_index.size):
             dy[mr_index[k]] = after[k]
-    idx, knots, tables, static, axle_vehicle, inv_radius = bodies
+    idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
     body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle, inv_radius, lay[5] == 1)
+               axle_vehicle.size, lay[5] == 1)
 
 
 @njit(cache=True)
 def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2,
               in3, mr_index, mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius,
-              held, frozen, direction):  # pragma: no cover (compiled)
+              axles, held, frozen, direction):  # pragma: no cover (compiled)
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
-         (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius), held,
-         frozen, direction)
+         (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles),
+         held, frozen, direction)
 
 
 # ---------------------------------------------------------------------- events
@@ -352,11 +351,12 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled):  # pragma: no c
 
 @njit(cache=True)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, live,
-          controlled, ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
+          formed, controlled, ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
     :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
     at the coupler forces of the new state); the inner stages' states only on the
-    entries ``live`` (:func:`_stage_live`), the error on the entries ``controlled``
+    entries ``live`` (:func:`_stage_live`), the step's end on the entries ``formed``
+    (the wheels' read off the bodies), the error on the entries ``controlled``
     (:func:`_error_ratio`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
@@ -382,8 +382,10 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
                  vs_sign, inputs, air, bodies, held, frozen, direction)
-        y1, finite = _stage_state(y, h, _DP_B, ks, 6)
-        if not finite:
+        # the step's end on the entries ``formed`` (the wheels' are read off the bodies
+        # below, once the step is accepted)
+        y1 = y.copy()
+        if not _stage_live(y, h, _DP_B, ks, 6, formed, y1):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction)
@@ -396,6 +398,11 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
         if not finite:
             return False, t, y, h_next, h
         if norm <= 1.0:
+            # the rolling axles' spins and angles: read off the bodies, not integrated
+            # (as the integrator fills them after each step of the Python path)
+            idx, _, _, _, axle_vehicle, inv_radius, axles = bodies
+            fill_rolling(y, y1, axles, axle_vehicle, inv_radius, idx[0], idx[1], idx[2],
+                         idx[3])
             if not last:
                 factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
                 if rejected:
@@ -484,10 +491,10 @@ def _locate_slack(t0, t1, h, y0, ks, g0, g1, first, nk, sx, nominal,
 @njit(cache=True)
 def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
              kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, mr_index,
-             mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, held, frozen,
+             mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, axles, held, frozen,
              direction, has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
-             coupler_watch, live, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
+             coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
              counts):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
@@ -500,8 +507,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     step taken again to end there, the edges reached counted. Any other crossing
     hands the step to the Python path.
 
-    ``live``, ``controlled``: the ranges (rows ``start, stop``) of the state's entries a
-    right-hand side reads and of those under error control (a finite ``atol``).
+    ``live``, ``formed``, ``controlled``: the ranges (rows ``start, stop``) of the
+    state's entries a right-hand side reads, of those a step's end forms (all but the
+    wheels', read off the bodies: :func:`rrscore.wheelsets.fill_rolling`) and of those
+    under error control (a finite ``atol``).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges.
 
@@ -512,7 +521,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
-    bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius)
+    bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
          direction)
     n = Y.shape[1]
@@ -560,8 +569,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         ks = KS[steps]
         tmp[:] = 0
         ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
-                                          weights, axle_radius, R, live, controlled, ks,
-                                          ref, mag0, cf, tmp)
+                                          weights, axle_radius, R, live, formed, controlled,
+                                          ks, ref, mag0, cf, tmp)
         if not ok:
             status = PYTHON
             break
@@ -587,7 +596,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                 while ta < t_star:
                     ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
                                                    rtol, weights, axle_radius, R, live,
-                                                   controlled, ks2, ref, mag0, cf, tmp)
+                                                   formed, controlled, ks2, ref, mag0, cf,
+                                                   tmp)
                     if not ok:
                         break
                     resteps += 1
@@ -694,12 +704,16 @@ class Steps:
     coupler forces at its end (rows of ``coupler_forces``; None for a train of one
     vehicle). Consumers that want the Python path's view take :meth:`segment`."""
 
-    __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces")
+    __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces", "fill")
 
     def __init__(self, t: np.ndarray, y: np.ndarray, f: np.ndarray, h: np.ndarray,
-                 whole: np.ndarray, ks: np.ndarray, coupler_forces: np.ndarray | None) -> None:
+                 whole: np.ndarray, ks: np.ndarray, coupler_forces: np.ndarray | None,
+                 fill: Callable[[np.ndarray, np.ndarray], None] | None = None) -> None:
         self.t, self.y, self.f, self.h, self.whole = t, y, f, h, whole
         self.ks, self.coupler_forces = ks, coupler_forces
+        #: Fills in a state interpolated within a step what is not integrated (the
+        #: rolling axles' spins and angles), as :class:`~rrscore.integrator.Segment`.
+        self.fill = fill
 
     def __len__(self) -> int:
         return len(self.h)
@@ -712,7 +726,8 @@ class Steps:
                  if self.whole[j] else None)
         return Segment(t0, self.y[j], self.f[j], float(self.t[j + 1]), self.y[j + 1],
                        self.f[j + 1], dense,
-                       None if self.coupler_forces is None else self.coupler_forces[j])
+                       None if self.coupler_forces is None else self.coupler_forces[j],
+                       self.fill)
 
     def __iter__(self) -> Iterator[Segment]:
         return (self.segment(j) for j in range(len(self)))
@@ -782,11 +797,16 @@ class StepLoop:
         n = dyn.size
         # The entries a right-hand side of an all-rolling train (the loop serves no other)
         # reads, as ranges: the inner stages of a step form only these (the wheel angles
-        # and spins and the energy account, integrals of the rest, can be four fifths of
-        # the state: they are formed once, at the step's end)
+        # and spins, read off the bodies at the step's end, and the energy account,
+        # integrals of the rest, can be four fifths of the state)
         self._live = _ranges(~dyn.unread_rolling)
-        #: The entries under error control (finite ``atol``), as ranges: set with the
-        #: tolerances, at the first :meth:`run`.
+        # and the entries a step's end forms: all but the wheels' (read off the bodies)
+        wheels = np.zeros(n, dtype=bool)
+        wheels[dyn.sphi] = wheels[dyn.somega] = True
+        self._formed = _ranges(~wheels)
+        #: The entries under error control (finite ``atol``, the rolling spins left out:
+        #: their rates are zero), as ranges: set with the tolerances, at the first
+        #: :meth:`run`.
         self._controlled: np.ndarray | None = None
         self._size = max(2, min(BUFFER_STEPS, BUFFER_BYTES // (9 * 8 * n)))
         size = self._size
@@ -911,7 +931,10 @@ class StepLoop:
         if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
             self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
                 np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
-            self._controlled = _ranges(np.isfinite(self._atol_rtol[0]))
+            controlled = np.isfinite(self._atol_rtol[0])
+            # every axle rolls in the loop: the spins' rates, and so their errors, are zero
+            controlled[dyn.somega] = False
+            self._controlled = _ranges(controlled)
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0] = s.t, s.y
@@ -936,7 +959,8 @@ class StepLoop:
                 *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
-                self._live, self._controlled, T, Y, F, KS, self._H, self._whole, self._CF,
+                self._live, self._formed, self._controlled, T, Y, F, KS, self._H,
+                self._whole, self._CF,
                 self._g_out, counts)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
@@ -955,7 +979,7 @@ class StepLoop:
         # steps are used up before the loop runs again)
         taken = Steps(T[:steps + 1].copy(), Y[:steps + 1].copy(), F[:steps + 1].copy(),
                       self._H[:steps].copy(), self._whole[:steps].copy(), KS,
-                      None if dyn.n < 2 else self._CF[:steps].copy())
+                      None if dyn.n < 2 else self._CF[:steps].copy(), w.fill)
         j = steps - 1
         s._last = ((float(taken.t[j]), taken.y[j], taken.f[j], float(taken.t[j + 1]),
                     taken.y[j + 1], taken.f[j + 1], (float(taken.h[j]), KS[j]))

@@ -6,7 +6,12 @@ An axle is in one of two modes:
   small (the creep law's rising branch; reported, not integrated, because its
   time constant is some 50 microseconds), the axle's inertia ``J/r^2`` adds
   to the vehicle's effective mass (hence the hump-yard rotating-mass factor),
-  and its drive and brake torques act on the body through the rail.
+  and its drive and brake torques act on the body through the rail. Its spin
+  and angle are not integrated either: their rates are zero, and after each
+  step (and in every state interpolated within one) they are read off the
+  body, ``omega = v/r`` and the angle turned by the distance run over ``r``
+  (:func:`fill_rolling`), so a train whose wheels roll integrates only its
+  bodies (and the plugins' and couplers' states).
 * slipping: ``omega`` is integrated, and the rail force is the creep law at
   slip velocity ``s = omega r - v`` beyond its peak (gross slip or slide). A
   brake on a slipping axle is Coulomb-like on ``omega``, with its direction
@@ -60,6 +65,20 @@ def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
     for j in range(k.size):
         g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need[j])
     return g
+
+
+@njit(cache=True)
+def fill_rolling(y0, y, axles, vehicle, inv_radius, sx, sv, sphi,
+                 somega):  # pragma: no cover (compiled)
+    """The spin and angle of each rolling axle in ``axles`` written into ``y`` from its
+    body, a step (or part of one) on from ``y0``: ``omega = v / r``, and the angle at
+    ``y0`` plus the distance run since over ``r`` (rolling without slip). ``sx``...
+    ``somega``: where the blocks start."""
+    for j in range(axles.size):
+        k = axles[j]
+        i = vehicle[k]
+        y[somega + k] = y[sv + i] * inv_radius[k]
+        y[sphi + k] = y0[sphi + k] + (y[sx + i] - y0[sx + i]) * inv_radius[k]
 
 
 @njit(cache=True)
@@ -142,6 +161,7 @@ class Wheelsets(Component):
         if modes != self._modes:  # an axle started or stopped slipping (rare)
             self._modes = modes
             self.slipping = np.flatnonzero(~self.rolling)
+            self._rolling_axles = np.flatnonzero(self.rolling)
             self._equiv = np.bincount(tr.axle_vehicle, self.rolling * tr.axle_mass_equiv,
                                       tr.count)
         # Rolling axles with torque or brake: only they can be driven into slip. What the
@@ -229,22 +249,28 @@ class Wheelsets(Component):
         loads.rail = (k, rail)
 
     def rates(self, t: float, y: np.ndarray, loads: Loads, dy: np.ndarray) -> None:
+        # a rolling axle's spin and angle are not integrated: zero rates, and
+        # fill() reads them off the body after each step
+        dy[self.sphi] = 0.0
+        dy[self.somega] = 0.0
+        if loads.rail is None:
+            return
         tr = self.train
         omega = y[self.somega]
-        # a rolling axle turns at v / r: its angle is read off the body's speed, so
-        # that no right-hand side of an all-rolling train reads the spins (the
-        # compiled loop forms them only at a step's end)
-        dphi = y[self.bodies.sv][tr.axle_vehicle] * self._inv_radius
-        if self.slipping.size:
-            dphi[self.slipping] = omega[self.slipping]
-        dy[self.sphi] = dphi
-        domega = loads.accel[tr.axle_vehicle] * self._inv_radius
-        if loads.rail is not None:
-            k, rail = loads.rail
-            drive = self.axle_torque[k] - rail * tr.axle_radius[k]
-            direction = np.where(self.spin[k] != 0.0, self.spin[k], omega[k])
-            domega[k] = coulomb_net(drive, self.axle_brake[k], direction) / tr.axle_inertia[k]
-        dy[self.somega] = domega
+        k, rail = loads.rail  # the slipping axles, and the rail's force on each
+        dy[self.sphi.start + k] = omega[k]
+        drive = self.axle_torque[k] - rail * tr.axle_radius[k]
+        direction = np.where(self.spin[k] != 0.0, self.spin[k], omega[k])
+        dy[self.somega.start + k] = (coulomb_net(drive, self.axle_brake[k], direction)
+                                     / tr.axle_inertia[k])
+
+    def fill(self, y0: np.ndarray, y: np.ndarray) -> None:
+        """Write the rolling axles' spins and angles into ``y``, a step (or part of one) on
+        from ``y0`` (see :func:`fill_rolling`)."""
+        if self._rolling_axles.size:
+            fill_rolling(y0, y, self._rolling_axles, self.train.axle_vehicle, self._inv_radius,
+                         self.bodies.sx.start, self.bodies.sv.start, self.sphi.start,
+                         self.somega.start)
 
     # ---------------------------------------------------------------- events
     def required_rail_force(self, y: np.ndarray, f: np.ndarray,

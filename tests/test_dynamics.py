@@ -89,6 +89,29 @@ def test_a_rolling_wheelset_turns_by_the_distance_over_its_radius(compiled):
     np.testing.assert_allclose(turned, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_rolling_wheelsets_spin_at_v_over_r_in_every_sample_between_steps(compiled):
+    # a rolling axle's spin and angle are not integrated: read off its car in every
+    # state, the samples between steps (interpolated) included
+    seen = []
+    sc = make_scenario([{"config": car_config()}, {"config": car_config()}],
+                       [{"length": "60 km", "grade": -0.01}],
+                       start={"position": "10 km"}, stop={"max_time": 30.0},
+                       solver={"compiled": compiled}, output={"sample_interval": 0.37})
+    run = Run(sc, on_sample=lambda t, y, row: seen.append((t, y.copy())))
+    run.advance()
+    tr, dyn = run.dyn.train, run.dyn
+    steps = run.control_step  # the steps end at control times, at least
+    assert sum(abs(t / steps - round(t / steps)) > 1e-6 for t, _ in seen) > 60
+    y0 = seen[0][1]
+    for _, y in seen[1:]:
+        v, x = y[dyn.sv][tr.axle_vehicle], y[dyn.sx][tr.axle_vehicle]
+        np.testing.assert_allclose(y[dyn.somega], v / tr.axle_radius, rtol=1e-14)
+        np.testing.assert_allclose(y[dyn.sphi] - y0[dyn.sphi],
+                                   (x - y0[dyn.sx][tr.axle_vehicle]) / tr.axle_radius,
+                                   rtol=1e-12)
+
+
 def test_two_coupled_cars_conserve_momentum():
     # No resistance, level track: only the coupler acts, so sum(M_eff v) is constant.
     cfg = car_config(resistance={"formula": "none", "starting": False})
