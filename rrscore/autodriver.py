@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .config import Context, Param, TableList
 from .errors import plugin_call
@@ -70,6 +71,27 @@ _KP, _KI = 1.0, 0.05
 _DEADBAND = 0.01
 #: Below this speed at the stop point the train is stopped, m/s.
 _CRAWL = 0.3
+
+
+@njit(cache=True)
+def _target_speed(front, rear, starts, ends, limits, margin, decel, cruise,
+                  stop_at):  # pragma: no cover (compiled)
+    """:meth:`AutoDriver.target_speed` in one pass over the route's sections (numpy took
+    a dozen small calls at every decision): the lowest limit under the train less the
+    margin, the braking curves down to each limit ahead, the cruising speed and, where
+    ``stop_at`` is not NaN, the braking curve down to the stop."""
+    here = np.inf  # the lowest limit under the train
+    ahead = np.inf  # the lowest braking curve down to a limit ahead
+    for i in range(starts.size):
+        if starts[i] < front and ends[i] > rear:
+            here = min(here, limits[i])
+        elif starts[i] >= front:
+            to = max(limits[i] - margin, 0.0)
+            ahead = min(ahead, np.sqrt(to * to + 2.0 * decel * (starts[i] - front)))
+    target = min(here - margin, ahead, cruise)
+    if stop_at == stop_at:
+        target = min(target, np.sqrt(2.0 * decel * max(stop_at - front, 0.0)))
+    return max(target, 0.0)
 
 
 def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Context) -> None:
@@ -124,8 +146,9 @@ class AutoDriver:
         self.min_speed = cfg["min_speed"]
         self.coasting = False
         lim = route.speed_limits
-        self._limits = np.where(lim > 0, lim, np.inf)
-        self._ends = route.starts + route.lengths
+        self._limits = np.where(lim > 0, lim, np.inf).astype(float)
+        self._starts = np.ascontiguousarray(route.starts, dtype=float)
+        self._ends = self._starts + route.lengths
         # Vehicles with each control: (batch index, rows) pairs, fixed for the run.
         self._users = {name: [(b, np.flatnonzero(np.ones(batch.model.count, bool)))
                               for b, batch in enumerate(train.batches)
@@ -134,16 +157,9 @@ class AutoDriver:
 
     def target_speed(self, front: float, rear: float) -> float:
         """Target speed with the train's front at ``front`` and rear at ``rear``, m/s."""
-        over = (route_starts := self.route.starts) < front
-        under_train = over & (self._ends > rear)
-        here = float(self._limits[under_train].min(initial=np.inf)) - self.margin
-        ahead = route_starts >= front
-        curves = np.sqrt(np.maximum(self._limits[ahead] - self.margin, 0.0) ** 2
-                         + 2.0 * self.decel * (route_starts[ahead] - front))
-        target = min(here, float(curves.min(initial=np.inf)), self.cruise)
-        if self.stop_at is not None:
-            target = min(target, math.sqrt(2.0 * self.decel * max(self.stop_at - front, 0.0)))
-        return max(target, 0.0)
+        return float(_target_speed(front, rear, self._starts, self._ends, self._limits,
+                                   self.margin, self.decel, self.cruise,
+                                   math.nan if self.stop_at is None else self.stop_at))
 
     def update(self, t: float, front: float, rear: float, speed: float) -> bool:
         """Decide at time ``t``; return whether any command changed."""

@@ -194,3 +194,33 @@ def test_forty_km_drive_crosses_its_points_when_a_point_mass_integration_does():
     for m in marks:
         print(f"{m:.0f} m: {crossed[m]:.1f} s, reference {expected[m]:.1f} s")
         assert crossed[m] == pytest.approx(expected[m], rel=0.01), m
+
+
+def _numpy_target(front, rear, starts, ends, limits, margin, decel, cruise, stop_at):
+    # the target speed as written with numpy before it was compiled: the reference
+    under = (starts < front) & (ends > rear)
+    here = float(limits[under].min(initial=np.inf)) - margin
+    ahead = starts >= front
+    curves = np.sqrt(np.maximum(limits[ahead] - margin, 0.0) ** 2
+                     + 2.0 * decel * (starts[ahead] - front))
+    target = min(here, float(curves.min(initial=np.inf)), cruise)
+    if stop_at is not None:
+        target = min(target, np.sqrt(2.0 * decel * max(stop_at - front, 0.0)))
+    return max(target, 0.0)
+
+
+def test_target_speed_is_the_numpy_formula_to_the_bit_anywhere_on_a_route():
+    from rrscore.autodriver import _target_speed
+
+    rng = np.random.default_rng(11)
+    lengths = rng.uniform(200.0, 3000.0, 12)
+    starts = np.concatenate([[0.0], np.cumsum(lengths)[:-1]])
+    ends = starts + lengths
+    limits = np.where(rng.uniform(size=12) < 0.2, np.inf, rng.uniform(8.0, 35.0, 12))
+    for front in np.linspace(-100.0, ends[-1] + 100.0, 997):
+        for cruise, stop_at in ((np.inf, None), (22.0, float(ends[-1] - 500.0))):
+            rear = front - 700.0
+            want = _numpy_target(front, rear, starts, ends, limits, 1.0, 0.05, cruise, stop_at)
+            got = _target_speed(front, rear, starts, ends, limits, 1.0, 0.05, cruise,
+                                np.nan if stop_at is None else stop_at)
+            assert got == want, (front, cruise, stop_at)
