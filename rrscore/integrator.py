@@ -288,10 +288,9 @@ class Integrator:
             message = self._watch(t0)
             if message is not None:
                 return message
-            ok, message = s.step(t_end)
+            ok, message = self._step(t_end)
             if not ok:
                 return message or f"solver {s.name} failed at t = {s.t:.6g} s"
-            dyn.wheelsets.fill(y0, s.y)  # the rolling axles' spins: not integrated
             g_new = self._values(s.t, s.y, s.f)
             hits = [
                 None if a is None or b is None
@@ -392,14 +391,22 @@ class Integrator:
         self.stalled = (f"no progress in simulated time at t = {t:.6f} s: {how}, {what}")
         return self.stalled
 
+    def _step(self, t_bound: float) -> tuple[bool, str | None]:
+        """One solver step (the solver's status and message), the rolling axles' spins
+        and angles then read off their bodies: they are not integrated."""
+        s = self.solver
+        y0 = s.y
+        ok, message = s.step(t_bound)
+        if ok:
+            self.dyn.wheelsets.fill(y0, s.y)
+        return ok, message
+
     def _step_to(self, t: float) -> str | None:
         s = self.solver
         while s.t < t:  # a step shorter than one just taken is almost always accepted at once
-            y0 = s.y
-            ok, message = s.step(t)
+            ok, message = self._step(t)
             if not ok:
                 return message
-            self.dyn.wheelsets.fill(y0, s.y)
         return None
 
     def _locate(self, t0: float, g_old: list, g_new: list,

@@ -282,15 +282,14 @@ def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
 
 # ------------------------------------------------------------------- the loop
 @njit(cache=True)
-def _reference(y, ref, lay, weights, axle_radius):  # pragma: no cover (compiled)
-    """:meth:`TrainDynamics.reference <rrscore.dynamics.TrainDynamics.reference>` into
-    ``ref`` (zero outside the velocity and spin blocks)."""
-    sv, nv, somega, na = lay[1], lay[6], lay[11], lay[8]
+def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
+    """:meth:`TrainDynamics.reference <rrscore.dynamics.TrainDynamics.reference>` on the
+    velocities, into ``ref`` (the spins' part is not needed: every axle rolls in the
+    loop, and a rolling axle's spin is not under error control)."""
+    sv, nv = lay[1], lay[6]
     mean = dot(weights, y[sv:sv + nv])
     for i in range(nv):
         ref[sv + i] = mean
-    for k in range(na):
-        ref[somega + k] = mean / axle_radius[k]
 
 
 @njit(cache=True)
@@ -350,7 +349,7 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled):  # pragma: no c
 
 
 @njit(cache=True)
-def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, R, live,
+def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
           formed, controlled, ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
     :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
@@ -364,7 +363,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction = R
     n = y.size
-    _reference(y, ref, lay, weights, axle_radius)
+    _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
         for c in range(controlled[r, 0], controlled[r, 1]):
             mag0[c] = abs(y[c] - ref[c])
@@ -393,7 +392,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, axle_radius, 
         for c in range(n):
             if not np.isfinite(ks[6, c]):
                 return False, t, y, h_next, h
-        _reference(y1, ref, lay, weights, axle_radius)
+        _reference(y1, ref, lay, weights)
         finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled)
         if not finite:
             return False, t, y, h_next, h
@@ -489,10 +488,10 @@ def _locate_slack(t0, t1, h, y0, ks, g0, g1, first, nk, sx, nominal,
 
 
 @njit(cache=True)
-def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_radius,
-             kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2, in3, mr_index,
-             mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius, axles, held, frozen,
-             direction, has_friction,
+def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, lay, ctable,
+             vs_lay, vs_index, vs_sign, in0, in1, in2, in3, mr_index, mr_draw, b_idx, knots,
+             tables, static, axle_vehicle, inv_radius, axles, held, frozen, direction,
+             has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
              coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
              counts):  # pragma: no cover (compiled)
@@ -514,7 +513,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges.
 
-    ``lay[13]`` set: a restart (the inputs changed at a control step). ``F[0]`` is then
+    ``lay[12]`` set: a restart (the inputs changed at a control step). ``F[0]`` is then
     computed here, and the slip margins checked before any step, as
     :meth:`rrscore.integrator.Integrator.restart` checks its condition events: if one is
     negative, no step is taken and the status is :data:`CONDITION`."""
@@ -542,7 +541,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
     landed = np.zeros(nc * nk, dtype=np.bool_)
     y = Y[0]
     f = F[0]
-    if lay[13]:  # a restart: the derivative at the start (and the coupler forces)
+    if lay[12]:  # a restart: the derivative at the start (and the coupler forces)
         _rhs(t, y, f, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
              held, frozen, direction)
         counts[0] += 1
@@ -551,11 +550,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
              air, bodies, held, frozen, direction)
     ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-    if lay[13] and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
+    if lay[12] and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
         for j in range(lay[6], lay[6] + lay[8]):
             if g0[j] < 0.0:
                 return CONDITION, 0, h_next
-    if lay[12] and lay[9]:  # going on after a full buffer: the edges as the last call left
+    if lay[11] and lay[9]:  # going on after a full buffer: the edges as the last call left
         for e in range(nc * nk):  # them (those just reached beyond their surface)
             g0[slack_from + e] = G_OUT[e]
     steps = 0
@@ -569,7 +568,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
         ks = KS[steps]
         tmp[:] = 0
         ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
-                                          weights, axle_radius, R, live, formed, controlled,
+                                          weights, R, live, formed, controlled,
                                           ks, ref, mag0, cf, tmp)
         if not ok:
             status = PYTHON
@@ -595,7 +594,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, axle_ra
                 ta, ya, fa, ha = t, y, f, h_new
                 while ta < t_star:
                     ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
-                                                   rtol, weights, axle_radius, R, live,
+                                                   rtol, weights, R, live,
                                                    formed, controlled, ks2, ref, mag0, cf,
                                                    tmp)
                     if not ok:
@@ -837,11 +836,10 @@ class StepLoop:
         self._break_on = bool(self._watch.any()) and not dyn.rigid
         # sx, sv, couplings, coupler states' start and rows, rigid, vehicles, slip margins
         # watched (set at each call), axles, slack edges watched, break margins watched,
-        # omega's start, going on from a full buffer, a restart (the last two set at each
-        # call)
+        # going on from a full buffer, a restart (the last two set at each call)
         self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                               0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
-                              int(self._break_on), dyn.somega.start, 0, 0], dtype=np.int64)
+                              int(self._break_on), 0, 0], dtype=np.int64)
 
     @classmethod
     def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
@@ -943,8 +941,8 @@ class StepLoop:
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
         lay[7] = slip.shape[1] > 0
-        lay[12] = resume
-        lay[13] = fresh
+        lay[11] = resume
+        lay[12] = fresh
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
@@ -954,7 +952,7 @@ class StepLoop:
         try:
             status, steps, h = self._advance(
                 s.t, t_end, s.h, s.max_step, self._size, *self._atol_rtol,
-                dyn._mean_weights, dyn.train.axle_radius, self._kernels, lay, self._ctable,
+                dyn._mean_weights, self._kernels, lay, self._ctable,
                 self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._air(),
                 *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
