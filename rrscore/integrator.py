@@ -262,15 +262,29 @@ class Integrator:
                     elif self.on_segment is not None:
                         for seg in steps:
                             self.on_segment(seg)
-                if status == loop.DONE:
-                    return None
+                if status == loop.DONE or status == loop.HANDED:
+                    return None  # t_end, or a control time the run takes (rrscore.run)
                 if steps is not None:
                     # the event values there are taken only if the Python path steps next
                     # (after a full buffer the loop goes on and needs none)
                     g_old, from_loop = None, True
                 if status == loop.FULL:
                     continue
+                f_restart = loop.take_restart()
+                if f_restart is not None:
+                    # the loop took a control step with new inputs, and no step followed:
+                    # the restart settled here, as after the run's own control step (with
+                    # the derivative the loop took there)
+                    dyn.refresh()
+                    dyn.start_step(s.y)
+                    s.reset(s.t, s.y)
+                    s.f = f_restart
+                    self._fresh = True
                 # an event in the next step, or a failure: the Python path takes that step
+            if self.loop is not None:
+                # the Python path takes no control step: it stops at the next control time
+                # the loop did not take (where the run takes it)
+                t_end = self.loop.stop_ahead(t_end)
             python_next = resume = False
             if self._fresh:
                 self._settle()

@@ -146,7 +146,9 @@ def step_problems(model: VehicleModel, first: bool) -> list[str]:
 
 def check_vehicle_type(registry, type_name: str) -> list[str]:
     """Build one vehicle of ``type_name`` from default values, run it for a second with each
-    of its keys pressed in turn, and return the problems found (a skip is reported too)."""
+    of its keys pressed in turn, compare its ``step_kernel`` (if any) with its ``step``
+    there, and return the problems found (a skip is reported too)."""
+    from .controlsteps import kernel_problems
     from .scenario import scenario_from_table
     from .simulation import Drive
 
@@ -161,10 +163,13 @@ def check_vehicle_type(registry, type_name: str) -> list[str]:
     try:
         scenario = scenario_from_table(table, Context("<rrs plugins --check>", "scenario"),
                                        registry)
-        Drive(scenario).run()
+        drive = Drive(scenario)
+        drive.run()
     except RrsError as exc:
         return [str(exc)]
-    return []
+    # a compiled step must be the step: from the state the keys left, at a few speeds
+    run = drive.run_
+    return kernel_problems(run.train.batches[0].model, run.t, run.control_step)
 
 
 def check_coupler_model(cls: type[CouplerModel]) -> list[str]:

@@ -29,6 +29,7 @@ import numpy as np
 from .autodriver import AutoDriver
 from .brakereport import BrakeApplications
 from .compiled import compile_seconds
+from .controlsteps import W_MOVED
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import ConfigError, PluginError, RrsError, plugin_call, plugin_failure
@@ -46,6 +47,10 @@ if TYPE_CHECKING:
 _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
           "next_control", "k_sample", "max_speed", "moved", "stop_reason", "error",
           "_emitted", "passages", "brakes")
+
+#: Control steps the compiled loop takes in one advance at most (between samples and
+#: actions it takes all of them; without samples, a pause for Python now and then).
+MAX_AHEAD = 100_000
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 Listener = Callable[[Event], None]
@@ -132,6 +137,10 @@ class Run:
         self.stop_reason: str | None = None
         self.error: str | None = None
         self._emitted = 0
+        #: Whether the compiled loop may take control steps itself where every vehicle
+        #: type gives a ``step_kernel`` (:mod:`rrscore.controlsteps`); False: every
+        #: control step in Python, the reference (the results are the same to the bit).
+        self.ahead = True
         self.columns = self._columns()
         self._signals = dyn.signals()
 
@@ -218,7 +227,12 @@ class Run:
             bound = min(self.next_control, self.max_time)
             if t_end is not None:
                 bound = min(bound, t_end)
-            message = self.integrator.advance(bound)
+            ahead = self._go_ahead(t_end)
+            try:
+                message = self.integrator.advance(bound if ahead is None else ahead)
+            finally:
+                if ahead is not None:
+                    self._end_ahead()
             self._emit()
             if message is not None:
                 stalled = self.integrator.stalled is not None
@@ -226,6 +240,63 @@ class Run:
                 self.error = message
                 self._sample(s.t, s.y, final=True)
                 return self.stop_reason
+
+    def _go_ahead(self, t_end: float | None) -> float | None:
+        """Let the compiled loop take the control steps itself (:mod:`rrscore.controlsteps`)
+        up to the next sample time, timed action or end, where it can: the end of the
+        coming advance then, else None. Its stop conditions and the driver's actions due
+        at a position or speed it checks itself, at every control time, and hands that
+        control time back where one may be due."""
+        loop = self.integrator.loop
+        if not self.ahead or loop is None or loop.control is None or not loop.applies():
+            return None
+        drv, tr, sc = self.driver, self.train, self.scenario
+        if drv.autodriver is not None or drv.ramps:
+            return None
+        if any(b.model.any_key_down() for b in tr.batches):
+            return None  # the kernels stand for step() only where no key is held
+        # the control times the loop may take: before these, with the run's margins
+        limit = self.max_time - 1e-9
+        if t_end is not None:
+            limit = min(limit, t_end - 1e-12)
+        if self.on_sample is not None:  # a sample reads the signals of the control step
+            limit = min(limit, self.k_sample * self.sample_interval - 1e-9)  # before it
+        front, above, below = sc.route.length, math.inf, -math.inf
+        if sc.stop_position is not None:
+            front = min(front, sc.stop_position)
+        for a, done in zip(drv.actions, drv.done, strict=True):
+            if done:
+                continue
+            if a.time is not None:
+                limit = min(limit, a.time - 1e-9)
+            if a.position is not None:
+                front = min(front, a.position)
+            if a.speed_above is not None:
+                above = min(above, a.speed_above)
+            if a.speed_below is not None:
+                below = max(below, a.speed_below)
+        dc, first = self.control_step, self.n_control
+        if not first * dc < limit:
+            return None
+        last = first + min(math.ceil((limit - first * dc) / dc), MAX_AHEAD)
+        while last >= first and not last * dc < limit:  # as the run computes the times
+            last -= 1
+        stop = sc.config["stop"]
+        loop.control.watch[:] = (front, self.x0, stop["max_distance"],
+                                 stop["standstill_speed"], float(stop["standstill"]),
+                                 float(self.moved), above, below, tr.half_length[0], dc)
+        if not loop.go_ahead(first, last):
+            return None
+        end = min((last + 1) * dc, self.max_time)
+        return end if t_end is None else min(end, t_end)
+
+    def _end_ahead(self) -> None:
+        """After an advance the loop went ahead in: the control steps it took counted, the
+        models given what their kernels wrote, the train's having moved taken over."""
+        loop = self.integrator.loop
+        self.n_control += loop.end_ahead()
+        self.next_control = self.n_control * self.control_step
+        self.moved = self.moved or bool(loop.control.watch[W_MOVED])
 
     def _step_models(self, t: float, y: np.ndarray) -> bool:
         dyn = self.dyn
@@ -327,6 +398,11 @@ class Run:
             return
         # sample times due in step j: those before its end (less 1e-12), not before
         ends = steps.t[1:] - 1e-12
+        loop = self.integrator.loop
+        if loop is not None and loop.ahead and self.k_sample * self.sample_interval < ends[-1]:
+            # a sample falls after the last control step the loop took (never before): the
+            # models' signals as it left them
+            loop.control.scatter()
         seg, at = None, -1
         while True:
             ts = self.k_sample * self.sample_interval

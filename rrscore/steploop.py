@@ -47,6 +47,16 @@ from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.experimental import structref
 
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
+from .controlsteps import (
+    CONTROL_KERNEL,
+    HANDED_BACK,
+    MAX_CONTROL_BATCHES,
+    RESTARTED,
+    W_DT,
+    WATCH_SIZE,
+    ControlSteps,
+    control_step,
+)
 from .errors import interruption_behind
 from .integrator import (
     EVENT_RTOL,
@@ -93,6 +103,7 @@ COUPLER_KERNEL = types.void(types.float64[::1], types.float64[::1], types.float6
 
 _COUPLER_FN = types.FunctionType(COUPLER_KERNEL)
 _STATES_FN = types.FunctionType(STATE_RATES)
+_CONTROL_FN = types.FunctionType(CONTROL_KERNEL)
 
 # The Dormand-Prince stage coefficients as one table (row i: the coefficients of stage i).
 _A = np.zeros((7, 6))
@@ -102,8 +113,9 @@ for _i, _row in enumerate(_DP_A):
 # Status of a call of the loop: ``t_end`` reached; an event with an action (or a slack
 # edge it could not end a step on) in the next step; a step the Python path must take (a
 # stage not finite, a collapsing step size); the buffers full; a condition event (an axle
-# driven beyond adhesion) holding at a restart, for the integrator to act on before any step.
-DONE, CROSSING, PYTHON, FULL, CONDITION = 0, 1, 2, 3, 4
+# driven beyond adhesion) holding at a restart, for the integrator to act on before any step;
+# a control time handed back to Python (rrscore.controlsteps), nothing of it done.
+DONE, CROSSING, PYTHON, FULL, CONDITION, HANDED = 0, 1, 2, 3, 4, 5
 
 
 def _no_coupler(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
@@ -130,16 +142,20 @@ class _Kernels(structref.StructRefProxy):
         return self
 
 
-structref.define_proxy(_Kernels, _KernelsType, ["coupler", "states"])
+structref.define_proxy(_Kernels, _KernelsType, ["coupler", "states", "steps"])
+_STEPS = types.UniTuple(_CONTROL_FN, MAX_CONTROL_BATCHES)
 _KERNELS_TYPE = _KernelsType([("coupler", _COUPLER_FN),
-                              ("states", types.UniTuple(_STATES_FN, MAX_STATE_BATCHES))])
+                              ("states", types.UniTuple(_STATES_FN, MAX_STATE_BATCHES)),
+                              ("steps", _STEPS)])
 
 
-@njit(_KERNELS_TYPE(_COUPLER_FN, types.UniTuple(_STATES_FN, MAX_STATE_BATCHES)), cache=True)
-def _make_kernels(coupler, states):  # pragma: no cover (compiled)
+@njit(_KERNELS_TYPE(_COUPLER_FN, types.UniTuple(_STATES_FN, MAX_STATE_BATCHES), _STEPS),
+      cache=True)
+def _make_kernels(coupler, states, steps):  # pragma: no cover (compiled)
     k = structref.new(_KERNELS_TYPE)
     k.coupler = coupler
     k.states = states
+    k.steps = steps
     return k
 
 
@@ -494,7 +510,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
              coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
-             counts):  # pragma: no cover (compiled)
+             counts, cstate, cbuf, save, clay, cint, body_force, body_resist, axle_torque,
+             brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
+             loaded_vehicle, watch, f_restart):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -516,7 +534,15 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     ``lay[12]`` set: a restart (the inputs changed at a control step). ``F[0]`` is then
     computed here, and the slip margins checked before any step, as
     :meth:`rrscore.integrator.Integrator.restart` checks its condition events: if one is
-    negative, no step is taken and the status is :data:`CONDITION`."""
+    negative, no step is taken and the status is :data:`CONDITION`.
+
+    Control steps (:mod:`rrscore.controlsteps`): ``cstate`` holds the control steps
+    taken, the next control time's index and the last index the loop may take (the
+    times are index times ``watch``'s control step, as the run counts them). At each of
+    them the loop takes the control step (:func:`~rrscore.controlsteps.control_step`)
+    and goes on as a new call would: a restart where the inputs changed (``cstate[3]``
+    set until a step follows), the event values taken afresh. A control step handed
+    back ends the call there with :data:`HANDED`."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
@@ -539,126 +565,163 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     ks2 = np.empty((7, n))
     tmp = np.zeros(2, dtype=np.int64)
     landed = np.zeros(nc * nk, dtype=np.bool_)
-    y = Y[0]
-    f = F[0]
-    if lay[12]:  # a restart: the derivative at the start (and the coupler forces)
-        _rhs(t, y, f, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
-             held, frozen, direction)
-        counts[0] += 1
-    elif lay[10]:  # the break margins need the coupler forces at the start
-        _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             air, bodies, held, frozen, direction)
-    ng = _events(y, f, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
-                 laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-    if lay[12] and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
-        for j in range(lay[6], lay[6] + lay[8]):
-            if g0[j] < 0.0:
-                return CONDITION, 0, h_next
-    if lay[11] and lay[9]:  # going on after a full buffer: the edges as the last call left
-        for e in range(nc * nk):  # them (those just reached beyond their surface)
-            g0[slack_from + e] = G_OUT[e]
     steps = 0
     status = DONE
-    while t < t_end:
+    fresh = lay[12] != 0
+    resume = lay[11] != 0
+    f0 = F[0]  # the derivative the next step starts from
+    dc = watch[W_DT]
+    while True:
+        # (re)starting at row ``steps``: at the call's start, or at a control time the
+        # loop took (with new inputs: ``fresh``)
+        y = Y[steps]
+        if fresh:  # a restart: the derivative at the start (and the coupler forces)
+            _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
+                 bodies, held, frozen, direction)
+            counts[0] += 1
+        elif lay[10]:  # the break margins need the coupler forces at the start
+            _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                 inputs, air, bodies, held, frozen, direction)
+        ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
+                     laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+        if fresh and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
+            for j in range(lay[6], lay[6] + lay[8]):
+                if g0[j] < 0.0:
+                    status = CONDITION
+            if status == CONDITION:
+                break
+        if resume and lay[9]:  # going on after a full buffer: the edges as the last call
+            for e in range(nc * nk):  # left them (those just reached beyond their surface)
+                g0[slack_from + e] = G_OUT[e]
+        fresh = resume = False
+        # steps to the next control time the loop takes (if any), else to t_end
+        t_target = min(t_end, cstate[1] * dc) if cstate[1] <= cstate[2] else t_end
+        while t < t_target:
+            if steps == max_steps:
+                status = FULL
+                break
+            y = Y[steps]
+            f = f0
+            ks = KS[steps]
+            tmp[:] = 0
+            ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_target, max_step, atol,
+                                              rtol, weights, R, live, formed, controlled,
+                                              ks, ref, mag0, cf, tmp)
+            if not ok:
+                status = PYTHON
+                break
+            ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
+                         laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
+            whole = True
+            n_edges = 0
+            located = False
+            if _crossing(g0, g1, ng, slack_from, slack_to):
+                located = True
+                # only slack edges (no action) are handled here
+                if _crossing(g0, g1, slack_from, 0, 0) or _crossing(
+                        g0[slack_to:ng], g1[slack_to:ng], ng - slack_to, 0, 0):
+                    status = CROSSING
+                    break
+                t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
+                                          nominal, kinks)
+                near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
+                resteps = 0  # solver steps taken again (the crossing one counts too, as on
+                if t_star < t1 and not near_start:  # the Python path)
+                    # take it again, shorter, to end on the edge (as Integrator._step_to)
+                    ta, ya, fa, ha = t, y, f, h_new
+                    while ta < t_star:
+                        ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
+                                                       rtol, weights, R, live,
+                                                       formed, controlled, ks2, ref, mag0, cf,
+                                                       tmp)
+                        if not ok:
+                            break
+                        resteps += 1
+                        ta, ya, fa = tb, yb, ks2[6].copy()
+                    if not ok:
+                        status = CROSSING  # the Python path takes it all
+                        break
+                    whole = resteps == 1
+                    if whole:
+                        ks[:, :] = ks2
+                    t1, y1, h_new, f1 = ta, ya, ha, fa
+                else:
+                    f1 = ks[6].copy()
+                # the edges reached now: crossed, or on the surface within rounding
+                for e in range(nc * nk):
+                    landed[e] = False
+                    a, b = g0[slack_from + e], g1[slack_from + e]
+                    if not ((a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0)):
+                        continue
+                    i, k = e // nk, e % nk
+                    g_now = y1[sx + i] - y1[sx + i + 1] - nominal[i] - kinks[i, k]
+                    crossed = (a > 0.0 and g_now < 0.0) or (a < 0.0 and g_now > 0.0)
+                    on = crossed or abs(g_now) <= ON_SURFACE * abs(a - b)
+                    if near_start and e == j:
+                        on = True
+                    if on:
+                        n_edges += 1
+                        landed[e] = not crossed
+                counts[2] += resteps
+                counts[3] += n_edges
+            else:
+                f1 = ks[6]
+            counts[0] += tmp[0]
+            counts[1] += tmp[1]
+            counts[2] += 1
+            h_next = h_new
+            steps += 1
+            T[steps] = t1
+            Y[steps] = y1
+            F[steps] = f1
+            f0 = f1
+            cstate[3] = 0  # a step taken since the loop's last restart
+            WHOLE[steps - 1] = whole
+            H[steps - 1] = h_used
+            CF[steps - 1, :] = cf  # the coupler forces at the new state (its last evaluation)
+            t = t1
+            # as Bodies.commit: friction directions held from the new state
+            for i in range(lay[6]):
+                v = y1[lay[1] + i]
+                direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+                frozen[i] = has_friction[i] and direction[i] != 0.0
+            if located:
+                # as the Python path after an event: fresh values, with the edges that landed
+                # on their surface put beyond it, so the next step does not find them again
+                ng = _events(y1, f1, cf, g0, lay, frozen, direction, slip, slip_laws,
+                             laws_coef, laws_speeds, laws_values, kinks, ctable, break_force,
+                             coupler_watch)
+                for e in range(nc * nk):
+                    if landed[e]:
+                        g = g0[slack_from + e]
+                        g0[slack_from + e] = (1.0 if g1[slack_from + e] > 0 else -1.0) * max(
+                            abs(g), 1e-300)
+            else:
+                g0, g1 = g1, g0  # as the Python path: the values before the commit above
+        if status != DONE or t_target >= t_end:
+            break
+        # a control time the loop takes itself (rrscore.controlsteps), once the steps
+        # before it are handed on if the buffer is full
         if steps == max_steps:
             status = FULL
             break
-        y = Y[steps]
-        f = F[steps]
-        ks = KS[steps]
-        tmp[:] = 0
-        ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_end, max_step, atol, rtol,
-                                          weights, R, live, formed, controlled,
-                                          ks, ref, mag0, cf, tmp)
-        if not ok:
-            status = PYTHON
+        code = control_step(t, Y[steps], sx, lay[1], kern.steps, cbuf, save, clay, cint,
+                            inputs, body_force, body_resist, axle_torque, brake_own,
+                            axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
+                            axle_vehicle, loaded_vehicle, slip, held, has_friction,
+                            lay[5] != 0, watch)
+        if code == HANDED_BACK:  # the Python path takes this control step, and the rest
+            cstate[2] = -1
+            status = HANDED
             break
-        ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
-                     laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-        whole = True
-        n_edges = 0
-        located = False
-        if _crossing(g0, g1, ng, slack_from, slack_to):
-            located = True
-            # only slack edges (no action) are handled here
-            if _crossing(g0, g1, slack_from, 0, 0) or _crossing(
-                    g0[slack_to:ng], g1[slack_to:ng], ng - slack_to, 0, 0):
-                status = CROSSING
-                break
-            t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
-                                      nominal, kinks)
-            near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
-            resteps = 0  # solver steps taken again (the crossing one counts too, as on
-            if t_star < t1 and not near_start:  # the Python path)
-                # take it again, shorter, to end on the edge (as Integrator._step_to)
-                ta, ya, fa, ha = t, y, f, h_new
-                while ta < t_star:
-                    ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
-                                                   rtol, weights, R, live,
-                                                   formed, controlled, ks2, ref, mag0, cf,
-                                                   tmp)
-                    if not ok:
-                        break
-                    resteps += 1
-                    ta, ya, fa = tb, yb, ks2[6].copy()
-                if not ok:
-                    status = CROSSING  # the Python path takes it all
-                    break
-                whole = resteps == 1
-                if whole:
-                    ks[:, :] = ks2
-                t1, y1, h_new, f1 = ta, ya, ha, fa
-            else:
-                f1 = ks[6].copy()
-            # the edges reached now: crossed, or on the surface within rounding
-            for e in range(nc * nk):
-                landed[e] = False
-                a, b = g0[slack_from + e], g1[slack_from + e]
-                if not ((a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0)):
-                    continue
-                i, k = e // nk, e % nk
-                g_now = y1[sx + i] - y1[sx + i + 1] - nominal[i] - kinks[i, k]
-                crossed = (a > 0.0 and g_now < 0.0) or (a < 0.0 and g_now > 0.0)
-                on = crossed or abs(g_now) <= ON_SURFACE * abs(a - b)
-                if near_start and e == j:
-                    on = True
-                if on:
-                    n_edges += 1
-                    landed[e] = not crossed
-            counts[2] += resteps
-            counts[3] += n_edges
-        else:
-            f1 = ks[6]
-        counts[0] += tmp[0]
-        counts[1] += tmp[1]
-        counts[2] += 1
-        h_next = h_new
-        steps += 1
-        T[steps] = t1
-        Y[steps] = y1
-        F[steps] = f1
-        WHOLE[steps - 1] = whole
-        H[steps - 1] = h_used
-        CF[steps - 1, :] = cf  # the coupler forces at the new state (its last evaluation)
-        t = t1
-        # as Bodies.commit: friction directions held from the new state
-        for i in range(lay[6]):
-            v = y1[lay[1] + i]
-            direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
-            frozen[i] = has_friction[i] and direction[i] != 0.0
-        if located:
-            # as the Python path after an event: fresh values, with the edges that landed
-            # on their surface put beyond it, so the next step does not find them again
-            ng = _events(y1, f1, cf, g0, lay, frozen, direction, slip, slip_laws,
-                         laws_coef, laws_speeds, laws_values, kinks, ctable, break_force,
-                         coupler_watch)
-            for e in range(nc * nk):
-                if landed[e]:
-                    g = g0[slack_from + e]
-                    g0[slack_from + e] = (1.0 if g1[slack_from + e] > 0 else -1.0) * max(
-                        abs(g), 1e-300)
-        else:
-            g0, g1 = g1, g0  # as the Python path: the values before the commit above
+        cstate[0] += 1
+        cstate[1] += 1
+        if code == RESTARTED:  # as Integrator.restart: friction held with the new sums
+            fresh = True
+            f0 = f_restart  # the step before keeps its own end's derivative in F
+            cstate[3] = 1  # a restart no step has followed yet
+            for i in range(lay[6]):
+                frozen[i] = has_friction[i] and direction[i] != 0.0
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
     return status, steps, h_next
@@ -697,7 +760,9 @@ def _kernel_is_current(cls: type) -> bool:
 
 class Steps:
     """The steps one call of the loop took, as arrays: ``k + 1`` times ``t``, states
-    ``y`` and derivatives ``f`` (rows), and per step its size ``h``, whether it is
+    ``y`` and derivatives ``f`` (rows; a step's derivative at its start is its first
+    stage, ``ks[j, 0]``, which differs from ``f[j]`` where the loop took a control step
+    with new inputs there), and per step its size ``h``, whether it is
     ``whole`` (else it ends at a slack edge reached in several steps and its dense
     output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
     coupler forces at its end (rows of ``coupler_forces``; None for a train of one
@@ -723,7 +788,9 @@ class Steps:
         t0 = float(self.t[j])
         dense = (partial(dp_dense, t0=t0, h=float(self.h[j]), y0=self.y[j], ks=self.ks[j])
                  if self.whole[j] else None)
-        return Segment(t0, self.y[j], self.f[j], float(self.t[j + 1]), self.y[j + 1],
+        # the derivative at the step's start is its first stage: ``f[j]`` ends the step
+        # before, which differs where the loop changed the inputs at a control step
+        return Segment(t0, self.y[j], self.ks[j, 0], float(self.t[j + 1]), self.y[j + 1],
                        self.f[j + 1], dense,
                        None if self.coupler_forces is None else self.coupler_forces[j],
                        self.fill)
@@ -739,7 +806,8 @@ class StepLoop:
     use it; :meth:`applies` says whether it can now (modes change at events).
     """
 
-    DONE, CROSSING, PYTHON, FULL, CONDITION = DONE, CROSSING, PYTHON, FULL, CONDITION
+    DONE, CROSSING, PYTHON, FULL, CONDITION, HANDED = (DONE, CROSSING, PYTHON, FULL,
+                                                       CONDITION, HANDED)
 
     def __init__(self, solver: DormandPrince45, dyn: TrainDynamics,
                  coupler: Kernel | None, coupler_params: np.ndarray,
@@ -749,8 +817,28 @@ class StepLoop:
         no_states = compile_kernel(_no_states)
         calls = [k.call for k in state_kernels]
         calls += [no_states.call] * (MAX_STATE_BATCHES - len(calls))
+        #: The control steps the loop can take itself (None: every one is Python's).
+        self.control = ControlSteps.build(dyn)
+        ctl = self.control
         self._kernels = _make_kernels(
-            (coupler or compile_kernel(_no_coupler, COUPLER_KERNEL)).call, tuple(calls))
+            (coupler or compile_kernel(_no_coupler, COUPLER_KERNEL)).call, tuple(calls),
+            ControlSteps.no_kernels() if ctl is None else ctl.kernels)
+        # control steps taken in this advance, the next control time's index, the last
+        # index the loop may take, a restart no step has followed yet
+        self._cstate = np.array([0, 0, -1, 0], dtype=np.int64)
+        self._vconst = np.zeros((4, 0))
+        if ctl is None:
+            self._control_args = (np.zeros(0), np.zeros(0), np.zeros((0, 14), np.int64),
+                                  np.zeros(0, np.int64))
+            self._ahead_watch = np.zeros(WATCH_SIZE)
+            self._aconst = np.zeros((3, 0))
+        else:
+            self._control_args = (ctl.cbuf, ctl.save, ctl.clay, ctl.cint)
+            self._ahead_watch = ctl.watch
+            self._aconst = ctl.aconst
+        #: Whether the loop may take control steps in the current advance.
+        self.ahead = False
+        self._f_restart = np.zeros(dyn.size)  # the derivative at the loop's last restart
         nc = dyn.n - 1
         zk, z0 = 0, 0
         if cp.count and cp.state_slices[0]:
@@ -823,6 +911,8 @@ class StepLoop:
         self.failed = False
         #: Steps the loop has taken in this run.
         self.steps_taken = 0
+        #: Control steps the loop has taken itself in this run (rrscore.controlsteps).
+        self.control_steps_taken = 0
         self._advance = _advance
         self._cf = np.empty(max(nc, 0))
         self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
@@ -913,11 +1003,57 @@ class StepLoop:
         return (not self.failed and self.dyn._use_compiled
                 and self.dyn.couplings.all_coupled)
 
+    def go_ahead(self, first: int, last: int) -> bool:
+        """Let the loop take the control steps at the control times of index ``first`` to
+        ``last`` itself (:mod:`rrscore.controlsteps`), with the stop conditions and
+        actions set in :attr:`ControlSteps.watch <rrscore.controlsteps.ControlSteps>`;
+        False where it cannot (no kernels, or the models not as the kernels need them)."""
+        ctl = self.control
+        if ctl is None or last < first or not ctl.gather():
+            return False
+        self._vconst = ctl.vehicle_constants()
+        self._cstate[:] = (0, first, last, 0)
+        self.ahead = True
+        return True
+
+    def stop_ahead(self, t_end: float) -> float:
+        """The loop takes no more control steps in this advance (the integrator's Python
+        path takes over): ``t_end``, or the next control time if it comes first."""
+        if not self.ahead:
+            return t_end
+        c = self._cstate
+        c[2] = -1
+        return min(t_end, float(c[1]) * float(self._ahead_watch[W_DT]))
+
+    def end_ahead(self) -> int:
+        """After an advance: the control steps the loop took, their outputs written back to
+        the models (:meth:`ControlSteps.scatter <rrscore.controlsteps.ControlSteps.
+        scatter>`)."""
+        if not self.ahead:
+            return 0
+        self.ahead = False
+        self._cstate[2] = -1
+        self.control.scatter()
+        taken = int(self._cstate[0])
+        self.control_steps_taken += taken
+        return taken
+
+    def take_restart(self) -> np.ndarray | None:
+        """Where the loop's last call ended after a control step with new inputs and no
+        step since, the derivative it took there (the integrator restarts there), else
+        None; clears the flag."""
+        pending = bool(self._cstate[3])
+        self._cstate[3] = 0
+        if not pending:
+            return None
+        return self._f_restart.copy()
+
     def run(self, t_end: float, resume: bool = False,
             fresh: bool = False) -> tuple[int, Steps | None]:
-        """Steps from the solver's state towards ``t_end``, committed to the solver; the
-        status (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`,
-        :data:`CONDITION`) and the steps taken (None if none), whose dense output reads the
+        """Steps from the solver's state towards ``t_end``, committed to the solver,
+        with the control steps :meth:`go_ahead` allowed on the way; the status
+        (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`, :data:`CONDITION`,
+        :data:`HANDED`) and the steps taken (None if none), whose dense output reads the
         loop's buffers: valid until it runs again (the solver's ``dense`` likewise, which
         the integrator uses only after a step of its own).
 
@@ -959,7 +1095,10 @@ class StepLoop:
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
                 self._live, self._formed, self._controlled, T, Y, F, KS, self._H,
                 self._whole, self._CF,
-                self._g_out, counts)
+                self._g_out, counts, self._cstate, *self._control_args, dyn.body_force,
+                dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
+                w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
+                w.loaded_vehicle(), self._ahead_watch, self._f_restart)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -971,7 +1110,7 @@ class StepLoop:
         if not steps:
             if fresh:  # the derivative the loop took at the start, for the restart
                 s.f = F[0].copy()
-                s.nfev += 1  # as the restart's own (a failed first step counts none)
+            s.nfev += int(counts[0])  # the restart's own (a failed first step counts none)
             return status, None
         # one copy of each buffer for all the steps; the stages stay in the buffer (the
         # steps are used up before the loop runs again)
@@ -979,10 +1118,12 @@ class StepLoop:
                       self._H[:steps].copy(), self._whole[:steps].copy(), KS,
                       None if dyn.n < 2 else self._CF[:steps].copy(), w.fill)
         j = steps - 1
-        s._last = ((float(taken.t[j]), taken.y[j], taken.f[j], float(taken.t[j + 1]),
+        # a step's derivative at its start is its first stage (the row before may end a
+        # control step whose inputs the loop changed)
+        s._last = ((float(taken.t[j]), taken.y[j], KS[j, 0], float(taken.t[j + 1]),
                     taken.y[j + 1], taken.f[j + 1], (float(taken.h[j]), KS[j]))
                    if taken.whole[j] else None)
-        s.t_old, s.y_old, s.f_old = float(taken.t[j]), taken.y[j], taken.f[j]
+        s.t_old, s.y_old, s.f_old = float(taken.t[j]), taken.y[j], KS[j, 0].copy()
         s.t, s.y, s.f = float(taken.t[steps]), taken.y[steps], taken.f[steps]
         s.nsteps += int(counts[2])
         self.steps_taken += steps

@@ -150,6 +150,22 @@ class VehicleModel:
       or its params (``"p.leak_tau"``). They are read after every ``step`` and
       held until the next one, as ``Q_a`` is.
     * ``control_step``: a finer control period (s) if the model needs one.
+    * ``step_kernel``: optional, ``step`` again as a plain function that numba can
+      compile, ``step_kernel(t, dt, x, v, fields, q_a, q_r) -> int``, for the control
+      steps where no key is held. The compiled step loop then runs it at control
+      times itself, many control steps to one return to Python (between the
+      samples of the time series and the driver's actions). ``x`` and ``v`` are
+      ``(n,)`` (vehicle frame), ``q_a`` and ``q_r`` the model's ``Q_a`` and ``Q_r``
+      as the last step left them (it writes them), ``fields`` the arrays
+      ``step_fields`` names, one row each. It returns 0 where it did what ``step``
+      does, else non-zero, and ``step`` runs instead (its writes are undone).
+      It must compute exactly what ``step`` would, to the bit: a drive is the same
+      with and without it (``rrs plugins --check`` compares the two).
+    * ``step_fields``: the per-vehicle arrays ``step_kernel`` reads or writes, rows of
+      ``fields`` in this order: attributes the model keeps (``"traction_level"``,
+      written back after the loop), its params (``"p.F_max"``), its states
+      (``"state.main_reservoir"``, read) and its signals (``"out.traction_force_N"``,
+      written).
 
     The air brake (``[vehicle.brake]`` in the config, :mod:`rrscore.airbrake`)
     reads two controls by name if the model declares them: ``brake_valve``
@@ -199,6 +215,8 @@ class VehicleModel:
     control_step: ClassVar[float | None] = None
     state_rates: ClassVar[Callable[..., None] | None] = None
     rates_inputs: ClassVar[tuple[str, ...]] = ()
+    step_kernel: ClassVar[Callable[..., int] | None] = None
+    step_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, vehicles: list[dict[str, Any]], params: SimpleNamespace,
                  index: np.ndarray, payload_fraction: np.ndarray) -> None:
@@ -325,3 +343,14 @@ def check_vehicle_type(cls: type) -> None:
         if not isinstance(name, str) or (name.startswith("p.") and name[2:] not in cls.params):
             raise TypeError(f"{cls.__qualname__}: rates_inputs names {name!r}, expected an "
                             "attribute of the model or 'p.' and one of its params")
+    if cls.step_kernel is not None and not callable(cls.step_kernel):
+        raise TypeError(f"{cls.__qualname__}: step_kernel is {cls.step_kernel!r}, expected a "
+                        "function (t, dt, x, v, fields, q_a, q_r)")
+    known = {"p": cls.params, "state": cls.states, "out": cls.signals}
+    for name in cls.step_fields:
+        prefix, _, rest = name.partition(".") if isinstance(name, str) else ("", "", "")
+        if not isinstance(name, str) or (rest and (prefix not in known
+                                                   or rest not in known[prefix])):
+            raise TypeError(f"{cls.__qualname__}: step_fields names {name!r}, expected an "
+                            "attribute of the model, or 'p.', 'state.' or 'out.' and one of "
+                            "its params, states or signals")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import rrscore
 from rrscore.config import Context
 from rrscore.scenario import Scenario, scenario_from_table
 
@@ -26,6 +27,18 @@ def make_scenario(vehicles: list[dict[str, Any]], elements: list[dict[str, Any]]
         **sections,
     }
     return scenario_from_table(table, Context("<test>", "scenario", CONFIGS), registry)
+
+
+class VehiclePlugin:
+    """A plugin object that provides the given vehicle classes, for
+    ``load_registry(extra=[VehiclePlugin(cls)])``."""
+
+    def __init__(self, *classes: type) -> None:
+        self.classes = list(classes)
+
+    @rrscore.hookimpl
+    def rrs_vehicle_types(self) -> list[type]:
+        return self.classes
 
 
 def car_config(**vehicle: Any) -> dict[str, Any]:

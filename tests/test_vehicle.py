@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import make_scenario
+from conftest import VehiclePlugin, make_scenario
 
 import rrscore
 from rrscore import Drive, Param, PluginError, StateSpec, VehicleModel, load_registry
@@ -55,19 +55,11 @@ class PythonMotorLoco(MotorLoco):
     state_rates = staticmethod(lag_rates_python_only)
 
 
-class _Plugin:
-    def __init__(self, *classes):
-        self.classes = list(classes)
-
-    @rrscore.hookimpl
-    def rrs_vehicle_types(self):
-        return self.classes
-
 
 def _drive(cls: type, max_time: float = 80.0) -> rrscore.DriveResult:
     cfg = {"vehicle": {"type": cls.type_name, "empty_mass": "80 t", "length": "18 m",
                        "num_axis": 4}}
-    sc = make_scenario([{"config": cfg}], registry=load_registry(extra=[_Plugin(cls)]),
+    sc = make_scenario([{"config": cfg}], registry=load_registry(extra=[VehiclePlugin(cls)]),
                        stop={"max_time": max_time}, solver={"control_step": 1.0},
                        output={"sample_interval": 5.0, "vehicles": [0],
                                "vehicle_signals": ["temperature"]})

@@ -9,6 +9,27 @@ from rrscore import Param, VehicleModel, hookimpl
 from rrscore.units import G
 
 
+def freight_car_step(t, dt, x, v, f, q_a, q_r):
+    """:meth:`FreightCar.step` vehicle by vehicle, for the compiled loop: the same
+    arithmetic, so the same values to the bit. ``f``: hand brake, chocks, the hand brake's
+    force, the chock's friction, wheel radius and mass (``FreightCar.step_fields``)."""
+    n, k = v.size, q_a.shape[1] - 1
+    idle = True  # nothing applied and nothing left to release: Q_r stays as it is
+    for i in range(n):
+        idle = idle and f[0, i] == 0.0 and f[1, i] == 0.0
+        for j in range(k + 1):
+            idle = idle and q_r[i, j] == 0.0
+    if idle:
+        return 0
+    for i in range(n):
+        torque = min(max(f[0, i], 0.0), 1.0) * f[2, i] * f[4, i]
+        for j in range(1, k + 1):
+            q_r[i, j] = torque / k
+        axle_load = f[5, i] * G / k
+        q_r[i, 0] = (1.0 if f[1, i] > 0.0 else 0.0) * f[3, i] * axle_load
+    return 0
+
+
 class FreightCar(VehicleModel):
     """Unpowered freight car with a hand (parking) brake and wheel chocks.
 
@@ -46,6 +67,11 @@ class FreightCar(VehicleModel):
         self.Q_r[:, 1:] = (torque / self.num_axis)[:, None]
         axle_load = self.mass * G / self.num_axis
         self.Q_r[:, 0] = (self.chocks > 0.0) * self.p.chock_friction * axle_load
+
+    # step, compiled and run inside the step loop by the framework
+    step_kernel = staticmethod(freight_car_step)
+    step_fields = ("hand_brake", "chocks", "p.hand_brake_force", "p.chock_friction",
+                   "wheel_radius", "mass")
 
 
 @hookimpl

@@ -78,6 +78,60 @@ def main_reservoir_rates(t, v, s, inputs, ds):
         ds[0, i] = charge - pressure / inputs[3, i]
 
 
+# The rows of simple_loco_step's fields (SimpleLoco.step_fields, in this order).
+(_TRACTION, _BRAKE, _DYNAMIC, _RELEASING, _COMPRESSOR, _F_MAX, _F_NOM, _V_NOM, _BRAKE_FORCE,
+ _BRAKE_RATE, _DB_FORCE, _DB_POWER, _DB_FADE, _CUT_IN, _CUT_OUT, _RADIUS, _RESERVOIR,
+ _OUT_FORCE, _OUT_DB_FORCE, _OUT_DB_POWER, _OUT_LEVEL, _OUT_COMPRESSOR) = range(22)
+
+
+def simple_loco_step(t, dt, x, v, f, q_a, q_r):
+    """:meth:`SimpleLoco.step` where no key is held, vehicle by vehicle, for the compiled
+    loop: the same arithmetic in the same order, so the same values to the bit. Plain
+    loops: the framework compiles it with numba."""
+    n, k = v.size, q_a.shape[1] - 1
+    releasing = False  # the brake level falls (the brake key let go): step's _ramps
+    dynamic = False  # the dynamic brake is set on some vehicle: step's other branch
+    for i in range(n):
+        releasing = releasing or f[_RELEASING, i] != 0.0
+        dynamic = dynamic or f[_DYNAMIC, i] != 0.0
+    for i in range(n):
+        if releasing:
+            level = f[_BRAKE, i] + (0.0 - f[_RELEASING, i]) * (f[_BRAKE_RATE, i] * dt)
+            f[_BRAKE, i] = min(max(level, 0.0), 1.0)
+        s = abs(v[i])
+        f_max, f_nom, v_nom = f[_F_MAX, i], f[_F_NOM, i], f[_V_NOM, i]
+        if s < v_nom:
+            full = f_max + (f_nom - f_max) * s / v_nom
+        else:
+            full = f_nom * v_nom / max(s, v_nom)
+        force = f[_TRACTION, i] * full
+        db = 0.0
+        drive = force
+        if dynamic:
+            if f[_DYNAMIC, i] > 0.0:
+                force = 0.0
+            by_power = f[_DB_POWER, i] / max(s, 1e-300)
+            db = f[_DYNAMIC, i] * (min(f[_DB_FORCE, i], by_power) * min(1.0, s / f[_DB_FADE, i]))
+            sign = 1.0 if v[i] > 0.0 else (-1.0 if v[i] < 0.0 else 0.0)
+            drive = force - sign * db
+        torque = drive * f[_RADIUS, i] / k
+        brake = f[_BRAKE, i] * f[_BRAKE_FORCE, i] * f[_RADIUS, i] / k
+        for j in range(1, k + 1):
+            q_a[i, j] = torque
+            q_r[i, j] = brake
+        pressure = f[_RESERVOIR, i]
+        if pressure < f[_CUT_IN, i]:
+            f[_COMPRESSOR, i] = 1.0
+        elif pressure > f[_CUT_OUT, i]:
+            f[_COMPRESSOR, i] = 0.0
+        f[_OUT_FORCE, i] = force
+        f[_OUT_DB_FORCE, i] = db
+        f[_OUT_DB_POWER, i] = db * s
+        f[_OUT_LEVEL, i] = f[_TRACTION, i]
+        f[_OUT_COMPRESSOR, i] = f[_COMPRESSOR, i]
+    return 0
+
+
 class SimpleLoco(VehicleModel):
     """Locomotive with the seed-003 traction characteristic, a straight brake and a main
     reservoir with a governed compressor."""
@@ -228,6 +282,14 @@ class SimpleLoco(VehicleModel):
     # the main reservoir's rate, compiled by the framework (see main_reservoir_rates)
     state_rates = staticmethod(main_reservoir_rates)
     rates_inputs = ("compressor_on", "p.compressor_max", "p.compressor_tau", "p.leak_tau")
+    # step where no key is held, compiled and run inside the step loop by the framework
+    step_kernel = staticmethod(simple_loco_step)
+    step_fields = ("traction_level", "brake_level", "dynamic_brake_level", "releasing",
+                   "compressor_on", "p.F_max", "p.F_nom", "p.V_nom", "p.brake_force",
+                   "p.brake_rate", "p.dynamic_brake_force", "p.dynamic_brake_power",
+                   "p.dynamic_brake_fade_speed", "p.cut_in", "p.cut_out", "wheel_radius",
+                   "state.main_reservoir", "out.traction_force_N", "out.dynamic_brake_force_N",
+                   "out.dynamic_brake_power_W", "out.traction_level", "out.compressor_on")
 
 
 @hookimpl

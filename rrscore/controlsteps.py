@@ -1,0 +1,411 @@
+"""Control steps taken inside the compiled step loop, with the plugins' step kernels.
+
+At a control time the Python path checks the stop conditions and the driver's
+actions, calls every vehicle model's ``step``, places what they set and restarts
+the solver where it changed (:meth:`rrscore.run.Run.advance`). In a steady drive
+that Python, a few hundred microseconds, costs more than the steps between two
+control times. Where every vehicle type of the train gives a ``step_kernel``
+(``step`` again, as plain loops numba compiles: see
+:class:`~rrscore.vehicle.VehicleModel`), the compiled loop
+(:mod:`rrscore.steploop`) takes those control steps itself, up to the next
+sample of the time series or timed driver's action: the same checks, the kernels
+on the same inputs, the same placing and restart, so the same steps to the bit.
+
+It hands a control time back to Python, with nothing of it done, wherever the
+Python path could do something it cannot: a stop condition or a driver's action
+that may be due there, a kernel that declines, outputs that are not finite or
+negative, an axle newly driven or braked (or no longer). A restart that finds an
+axle driven beyond adhesion is handed back done, for the integrator to act on.
+The run decides when to let the loop go ahead (:meth:`rrscore.run.Run.advance`):
+never while a key is held, a ramp is under way, the built-in driver drives, or
+with an air brake, whose air runs on its own integration in Python.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit, types
+
+from .compiled import Kernel, compile_kernel
+from .dynamics import _held_inputs, _place
+from .wheelsets import _loaded_rows
+
+if TYPE_CHECKING:
+    from .dynamics import TrainDynamics
+    from .vehicle import VehicleModel
+
+#: The signature of ``VehicleModel.step_kernel``: ``(t, dt, x, v, fields, q_a, q_r)``,
+#: returning 0 where it did what ``step`` does.
+CONTROL_KERNEL = types.int64(types.float64, types.float64, types.float64[::1],
+                             types.float64[::1], types.float64[:, ::1],
+                             types.float64[:, ::1], types.float64[:, ::1])
+#: Vehicle types the compiled control steps serve at most (a train has a few).
+MAX_CONTROL_BATCHES = 4
+
+# Columns of the batches' layout (one row per batch): vehicles, axles each, fields, and
+# where its arrays start: in the float buffer its fields, Q_a, Q_r, adhesion factor,
+# orientation and what it set last; in the int buffer its vehicles, axles, where each
+# field's state is in the state vector (or -1) and which field feeds each of its state
+# rates' inputs (or -1); its place among the batches with states (or -1).
+(_N, _K, _NF, _FIELDS, _QA, _QR, _FACTOR, _SIGN, _LAST, _VEH, _AXLES, _SPEC, _INMAP,
+ _VS) = range(14)
+# Entries of the watch array: the front's limit (a stop position, the route's end, an
+# action's position), the lead's start position, the maximum distance (0: none), the
+# standstill speed, whether standstill stops (1/0), whether the train has moved (1/0,
+# updated), the lowest speed an action waits for above and the highest below, the lead's
+# half length, the control step.
+(W_FRONT, W_X0, W_DISTANCE, W_STANDSTILL_SPEED, W_STANDSTILL, W_MOVED, W_ABOVE, W_BELOW,
+ W_HALF, W_DT) = range(10)
+WATCH_SIZE = 10
+# Results of a control step: taken with the inputs unchanged, taken with new inputs (a
+# restart), handed back to Python undone.
+KEPT, RESTARTED, HANDED_BACK = 0, 1, 2
+
+
+def _no_step(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+    return 1
+
+
+def field_kinds(cls: type) -> list[tuple[str, str]]:
+    """``cls.step_fields`` as ``(kind, name)``: ``"attr"``, ``"p"``, ``"state"`` or
+    ``"out"`` and the name within it."""
+    out = []
+    for name in cls.step_fields:
+        kind, _, rest = name.partition(".")
+        out.append((kind, rest) if rest else ("attr", name))
+    return out
+
+
+def field_value(model: VehicleModel, kind: str, name: str) -> object:
+    """The array ``step_fields`` names by ``(kind, name)`` (None for a signal not yet
+    written)."""
+    if kind == "out":
+        return model.out.get(name)
+    owner = {"p": model.p, "state": model.state}.get(kind, model)
+    return getattr(owner, name)
+
+
+def kernel_problems(model: VehicleModel, t: float, dt: float) -> list[str]:
+    """Where ``model``'s ``step_kernel`` does not compute what its ``step`` does, to the
+    bit, from the model's state as it is and at a few speeds (keys released first): one
+    line per difference found (none: they agree, or the kernel declined)."""
+    cls = type(model)
+    if cls.step_kernel is None:
+        return []
+    kernel = compile_kernel(cls.step_kernel, CONTROL_KERNEL)
+    model = copy.deepcopy(model)
+    rows = np.arange(model.count)
+    for key in cls.keys:
+        if model.key_down(key).any():
+            model.press(key, rows, False)
+    kinds = field_kinds(cls)
+    problems = []
+    for speed in (None, 0.0, 3.0, 30.0, -12.0):
+        a, b = copy.deepcopy(model), copy.deepcopy(model)
+        if speed is not None:
+            a.v = np.full(model.count, speed)
+            b.v = a.v.copy()
+        fields = np.zeros((len(kinds), model.count))
+        for r, (kind, name) in enumerate(kinds):
+            value = field_value(a, kind, name)
+            if value is not None:
+                fields[r] = value
+        q_a, q_r = np.array(a.Q_a, dtype=float), np.array(a.Q_r, dtype=float)
+        try:
+            code = kernel.call(float(t), float(dt), np.array(a.x, dtype=float),
+                               np.array(a.v, dtype=float), fields, q_a, q_r)
+        except Exception as exc:
+            return [f"step_kernel raised {type(exc).__name__}: {exc}"]
+        if code != 0:
+            continue  # declined: step runs instead
+        b.step(t, dt)
+        at = f"at v = {float(np.asarray(b.v).flat[0]):g} m/s" if model.count else ""
+        got = [("Q_a", q_a, b.Q_a), ("Q_r", q_r, b.Q_r)] + [
+            (f"{kind}.{name}" if kind != "attr" else name, fields[r], field_value(b, kind, name))
+            for r, (kind, name) in enumerate(kinds) if kind in ("attr", "out")]
+        for name, mine, theirs in got:
+            if not np.array_equal(mine, np.asarray(theirs, dtype=float), equal_nan=True):
+                problems.append(f"step_kernel differs from step() {at}: {name} is "
+                                f"{np.asarray(mine).tolist()} where step() gives "
+                                f"{np.asarray(theirs, dtype=float).tolist()}")
+                break
+    return problems
+
+
+@njit(cache=True)
+def _due(y, sx, sv, nv, watch):  # pragma: no cover (compiled)
+    """Whether a stop condition or a driver's action that :meth:`Run.advance
+    <rrscore.run.Run.advance>` checks may be due at the state ``y`` (a control time),
+    with the run's arithmetic; marks the train as moved as it does."""
+    top = 0.0
+    for i in range(nv):
+        top = max(top, abs(y[sv + i]))
+    if top > watch[W_STANDSTILL_SPEED]:
+        watch[W_MOVED] = 1.0
+    front = y[sx] + watch[W_HALF]
+    lead = abs(y[sv])
+    if front >= watch[W_FRONT] or lead >= watch[W_ABOVE] or lead <= watch[W_BELOW]:
+        return True
+    if watch[W_DISTANCE] > 0 and abs(y[sx] - watch[W_X0]) >= watch[W_DISTANCE]:
+        return True
+    return watch[W_STANDSTILL] != 0.0 and watch[W_MOVED] != 0.0 \
+        and top <= watch[W_STANDSTILL_SPEED]
+
+
+@njit(cache=True)
+def control_step(t, y, sx, sv, kernels, cbuf, save, clay, cint, inputs, body_force,
+                 body_resist, torque, brake_own, axle_brake, rail_factor, rail_condition,
+                 rolling, vconst, aconst, axle_vehicle, loaded_vehicle, slip, held,
+                 has_friction, rigid, watch):  # pragma: no cover (compiled)
+    """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
+    takes it where no key is held and no driver's action is due: every batch's kernel
+    on its vehicles' positions, speeds and states, then what :meth:`TrainDynamics.
+    set_inputs <rrscore.dynamics.TrainDynamics.set_inputs>` does with what they set (the
+    placing pass, the loaded axles' rows, the held sums; written in place). Returns
+    :data:`KEPT`, :data:`RESTARTED` (inputs changed) or :data:`HANDED_BACK` (nothing
+    done)."""
+    nv = body_force.size
+    if _due(y, sx, sv, nv, watch):
+        return HANDED_BACK
+    dt = watch[W_DT]
+    save[:] = cbuf  # to undo the kernels' writes where the step is handed back
+    nb = clay.shape[0]
+    for b in range(nb):
+        n, k, nf = clay[b, _N], clay[b, _K], clay[b, _NF]
+        fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
+        q_a = cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)].reshape((n, k + 1))
+        q_r = cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)].reshape((n, k + 1))
+        x = np.empty(n)
+        v = np.empty(n)
+        for i in range(n):
+            j = cint[clay[b, _VEH] + i]
+            x[i] = y[sx + j]
+            v[i] = y[sv + j] * cbuf[clay[b, _SIGN] + i]
+        for r in range(nf):  # the model's states, as published before a step
+            at = cint[clay[b, _SPEC] + r]
+            if at >= 0:
+                for i in range(n):
+                    fields[r, i] = y[at + i]
+        if kernels[b](t, dt, x, v, fields, q_a, q_r) != 0:
+            cbuf[:] = save
+            return HANDED_BACK
+        # outputs step_problems would refuse: the Python path raises on them
+        for i in range(n):
+            for c in range(k + 1):
+                if not (np.isfinite(q_a[i, c]) and np.isfinite(q_r[i, c]) and q_r[i, c] >= 0):
+                    cbuf[:] = save
+                    return HANDED_BACK
+        # an axle newly driven or braked, or no longer: the loaded axles change (their
+        # rows, the slip margins' laws); the Python path rebuilds them
+        for i in range(n):
+            s = cbuf[clay[b, _SIGN] + i]
+            for c in range(k):
+                a = cint[clay[b, _AXLES] + i * k + c]
+                now = q_a[i, c + 1] * s != 0.0 or abs(q_r[i, c + 1]) != 0.0
+                before = rolling[a] and (torque[a] != 0.0 or axle_brake[a] != 0.0)
+                if now != before:
+                    cbuf[:] = save
+                    return HANDED_BACK
+    changed = False
+    for b in range(nb):
+        n, k = clay[b, _N], clay[b, _K]
+        size = n * (k + 1)
+        if _place(cbuf[clay[b, _QA]:clay[b, _QA] + size].reshape((n, k + 1)),
+                  cbuf[clay[b, _QR]:clay[b, _QR] + size].reshape((n, k + 1)),
+                  cbuf[clay[b, _FACTOR]:clay[b, _FACTOR] + n * k].reshape((n, k)),
+                  cbuf[clay[b, _LAST]:clay[b, _LAST] + 2 * size + n * k],
+                  cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n],
+                  cint[clay[b, _VEH]:clay[b, _VEH] + n],
+                  cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k], body_force, body_resist,
+                  torque, brake_own, rail_factor, rail_condition):
+            changed = True
+    if changed:
+        axle_brake[:] = brake_own
+    inputs_changed = False
+    for b in range(nb):  # the inputs the plugins' state rates read, held
+        vs = clay[b, _VS]
+        if vs < 0:
+            continue
+        n, nf = clay[b, _N], clay[b, _NF]
+        fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
+        rows = inputs[vs]
+        for r in range(rows.shape[0]):
+            src = cint[clay[b, _INMAP] + r]
+            if src < 0:
+                continue  # a param: it never changes
+            for i in range(n):
+                value = fields[src, i]
+                if not value == rows[r, i]:  # NaN counts as changed, as on the Python path
+                    rows[r, i] = value
+                    inputs_changed = True
+    if changed:  # as TrainDynamics.refresh, the modes unchanged
+        rows = _loaded_rows(rolling, torque, axle_brake, axle_vehicle, aconst[0], aconst[1],
+                            rail_factor, aconst[2])
+        slip[:, :] = rows
+        new_held, friction = _held_inputs(body_force, body_resist, vconst[0], vconst[1],
+                                          rows, loaded_vehicle, vconst[2], vconst[3], rigid)
+        held[:, :] = new_held
+        has_friction[:] = friction
+    return RESTARTED if changed or inputs_changed else KEPT
+
+
+class ControlSteps:
+    """What the compiled loop needs to take a run's control steps: the batches' kernels
+    and a copy of what they read and write, laid out in one buffer. :meth:`gather` fills
+    it from the models before the loop goes ahead; :meth:`scatter` writes it back after.
+
+    Built by :meth:`build`, which returns None where some vehicle type has no compiled
+    kernel (its steps stay on the Python path)."""
+
+    def __init__(self, dyn: TrainDynamics, kernels: list[Kernel]) -> None:
+        self.dyn = dyn
+        calls = [k.call for k in kernels]
+        #: The kernels, one per batch (padded with one that always declines).
+        self.kernels = tuple(calls) + self.no_kernels()[len(calls):]
+        vs = dyn.vehicle_states
+        layout, ints = [], []
+        at = 0
+        self._fields: list[list[tuple[str, str]]] = []  # per batch: (kind, name) per row
+        for (b, _, _, _, _), (veh, axles) in zip(dyn.placed, dyn._indices, strict=True):
+            m = b.model
+            n, k = m.count, m.num_axis
+            names = type(m).step_fields
+            fields = field_kinds(type(m))
+            spec = [-1] * len(fields)
+            vs_at = -1
+            inmap: list[int] = []
+            if m.states and b in vs.batches:
+                vs_at = vs.batches.index(b)
+                slices = vs.slices[vs_at]
+                for r, (kind, rest) in enumerate(fields):
+                    if kind == "state":
+                        spec[r] = slices[rest].start
+                for name in m.rates_inputs:
+                    key = ("p", name[2:]) if name.startswith("p.") else ("attr", name)
+                    # a param never changes; an attribute the kernel does not see, neither
+                    inmap.append(fields.index(key) if key in fields and key[0] == "attr"
+                                 else -1)
+            self._fields.append(fields)
+            size = n * (k + 1)
+            row = [n, k, len(names)]
+            for length in (len(names) * n, size, size, n * k, n, 2 * size + n * k):
+                row.append(at)
+                at += length
+            ints_at = sum(len(a) for a in ints)
+            row += [ints_at, ints_at + n, ints_at + n + n * k,
+                    ints_at + n + n * k + len(spec), vs_at]
+            ints += [veh, axles, np.array(spec, dtype=np.int64),
+                     np.array(inmap, dtype=np.int64)]
+            layout.append(row)
+        self.clay = np.array(layout, dtype=np.int64).reshape(-1, 14)
+        self.cint = np.concatenate(ints).astype(np.int64) if ints else np.zeros(0, np.int64)
+        self.cbuf = np.zeros(at)
+        self.save = np.zeros(at)
+        for (_, _, _, sign, _), row in zip(dyn.placed, self.clay, strict=True):
+            self.cbuf[row[_SIGN]:row[_SIGN] + row[_N]] = sign
+        tr = dyn.train
+        self.aconst = np.ascontiguousarray(np.vstack([tr.axle_radius, tr.axle_mass_equiv,
+                                                      tr.axle_normal]), dtype=float)
+        #: The stop conditions and actions to watch (see the module's ``W_`` entries).
+        self.watch = np.zeros(WATCH_SIZE)
+        self._dtypes: list[list[np.dtype | None]] = [[] for _ in self._fields]
+        self._gathered = np.zeros(0)  # the buffer as the last gather left it
+
+    @staticmethod
+    def no_kernels() -> tuple:
+        """:data:`MAX_CONTROL_BATCHES` kernels that always decline (where a train has
+        none)."""
+        return (compile_kernel(_no_step, CONTROL_KERNEL).call,) * MAX_CONTROL_BATCHES
+
+    @classmethod
+    def build(cls, dyn: TrainDynamics) -> ControlSteps | None:
+        """The control steps for ``dyn``'s train, or None where the loop cannot take them:
+        a vehicle type without a compiled ``step_kernel``, more than
+        :data:`MAX_CONTROL_BATCHES` types, or an air brake."""
+        batches = dyn.train.batches
+        if dyn.airbrake is not None or not batches or len(batches) > MAX_CONTROL_BATCHES:
+            return None
+        kernels = []
+        for b in batches:
+            fn = type(b.model).step_kernel
+            if fn is None:
+                return None
+            kernel = compile_kernel(fn, CONTROL_KERNEL)
+            if not kernel.compiled:
+                return None
+            kernels.append(kernel)
+        return cls(dyn, kernels)
+
+    def _parts(self):
+        """Per batch: its model, what it set last (a one-item list), its fields' kinds and
+        dtypes, where its fields start in the buffer and its parts of it (fields as rows,
+        ``Q_a``, ``Q_r``, adhesion factor, what it set last), in the train's order."""
+        cbuf = self.cbuf
+        for (b, _, _, _, last), row, fields, dtypes in zip(self.dyn.placed, self.clay,
+                                                          self._fields, self._dtypes,
+                                                          strict=True):
+            n, k, nf = (int(v) for v in row[:3])
+            size = n * (k + 1)
+            at = [int(row[c]) for c in (_FIELDS, _QA, _QR, _FACTOR, _LAST)]
+            yield (b.model, last, fields, dtypes, at[0],
+                   cbuf[at[0]:at[0] + nf * n].reshape(nf, n),
+                   cbuf[at[1]:at[1] + size].reshape(n, k + 1),
+                   cbuf[at[2]:at[2] + size].reshape(n, k + 1),
+                   cbuf[at[3]:at[3] + n * k].reshape(n, k), cbuf[at[4]:at[4] + 2 * size + n * k])
+
+    def gather(self) -> bool:
+        """Copy what the kernels read from the models (after their last ``step``) into the
+        buffer (the params once: they do not change); False where something is not as the
+        kernels need it (an array of another shape, inputs not yet placed): the loop does
+        not go ahead then."""
+        first = not self._gathered.size
+        for m, last, fields, dtypes, _, rows, q_a, q_r, factor, set_last in self._parts():
+            n = m.count
+            if last[0] is None or m.Q_a.shape != q_a.shape or m.Q_r.shape != q_r.shape \
+                    or m.adhesion_factor.shape != factor.shape:
+                return False
+            dtypes.clear()
+            for r, (kind, name) in enumerate(fields):
+                dtype = None
+                # states: read from the state vector by the loop
+                if kind != "state" and (kind != "p" or first):
+                    value = field_value(m, kind, name)
+                    if value is not None:
+                        if np.shape(value) != (n,):
+                            return False
+                        rows[r] = value
+                        dtype = value.dtype if kind == "attr" else None
+                dtypes.append(dtype)
+            q_a[...] = m.Q_a
+            q_r[...] = m.Q_r
+            factor[...] = m.adhesion_factor
+            set_last[...] = last[0]
+        self._gathered = self.cbuf.copy()  # to write back only what the kernels changed
+        return True
+
+    def scatter(self) -> None:
+        """Write back what the kernels wrote: the models' attributes they changed and their
+        signals, ``Q_a`` and ``Q_r``, and what each set last (for the Python path's next
+        placing)."""
+        before = self._gathered
+        for m, last, fields, dtypes, at, rows, q_a, q_r, _, set_last in self._parts():
+            old = before[at:at + rows.size].reshape(rows.shape)
+            changed = (rows != old).any(axis=1)
+            for r, ((kind, name), dtype) in enumerate(zip(fields, dtypes, strict=True)):
+                if kind == "out":
+                    m.out[name] = rows[r].copy()
+                elif kind == "attr" and changed[r]:
+                    setattr(m, name, rows[r].astype(dtype if dtype is not None else float))
+            m.Q_a[...] = q_a
+            m.Q_r[...] = q_r
+            last[0][...] = set_last
+
+    def vehicle_constants(self) -> np.ndarray:
+        """Per vehicle: mass, the rolling axles' equivalent mass, the resistance's constant
+        term and the starting resistance (what the held sums take besides the inputs)."""
+        tr, w = self.dyn.train, self.dyn.wheelsets
+        return np.ascontiguousarray(np.vstack([tr.mass, w.mass_equiv_rolling(), tr.c0,
+                                               tr.start0]), dtype=float)

@@ -1,0 +1,253 @@
+"""Control steps the compiled loop takes itself with the plugins' step kernels
+(rrscore.controlsteps), against every control step in Python (``Run.ahead = False``),
+the reference: the same drive to the bit, and the loop taking most control steps."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import VehiclePlugin, car_config, make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rrscore
+from rrscore import PluginError, VehicleModel, load_registry
+from rrscore.config import Context
+from rrscore.controlsteps import kernel_problems
+from rrscore.run import Run
+from rrscore.scenario import scenario_from_table
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMING = {"wall_time_s", "real_time_factor", "compile_time_s"}
+
+
+def _scenario(**table) -> rrscore.Scenario:
+    base = {"train": "trains/freight_50.toml", "route": "routes/hilly_20km.toml",
+            "start": {"position": "300 m", "slack": "bunched"},
+            "driver": [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
+            "stop": {"max_time": 60.0}, "output": {"sample_interval": 1.0}}
+    return scenario_from_table({**base, **table}, Context("<test>", "scenario",
+                                                          ROOT / "configs"))
+
+
+def _both(sc: rrscore.Scenario, pieces: tuple[float, ...] = ()):
+    """The drive with the loop taking control steps, and with every one in Python: their
+    time series, summaries, and the control steps the loop took in the first."""
+    out = []
+    for ahead in (True, False):
+        drive = rrscore.Drive(sc)
+        drive.run_.ahead = ahead
+        for t in pieces:  # paused and resumed on the way
+            drive.run_.advance(t)
+        out.append((drive.run(), drive.run_))
+    (fast, run), (ref, _) = out
+    return fast, ref, run.integrator.loop.control_steps_taken
+
+
+def _assert_same(fast: rrscore.DriveResult, ref: rrscore.DriveResult) -> None:
+    assert list(fast.series) == list(ref.series)
+    for col in ref.series:
+        np.testing.assert_array_equal(fast.series[col], ref.series[col], err_msg=col)
+    assert {k: v for k, v in fast.summary.items() if k not in TIMING} == \
+        {k: v for k, v in ref.summary.items() if k not in TIMING}
+
+
+CASES = {
+    # full traction from standstill over the hills: the slack running out and in
+    "pull": {},
+    # the driver acting at speeds (87 and 141 s), times and a position (160 s); the
+    # locomotive's brake key pressed and let go (its level then falls in the kernel); the
+    # cars' hand brakes; the dynamic brake; the governor switching the compressor; a
+    # stop position (at 272 s)
+    "actions": {"start": {"position": "300 m", "speed": "20 km/h"}, "driver": [
+        {"at_speed_below": "17 km/h", "set": {"traction_level": 1.0}},
+        {"at_speed_above": "25 km/h", "set": {"traction_level": 0.4}},
+        {"at_position": "1200 m", "set": {"traction_level": 0.0, "dynamic_brake_level": 0.7}},
+        {"at_time": 95.0, "press": "brake"},
+        {"at_time": 97.0, "release": "brake"},
+        {"at_time": 110.0, "all_vehicles": True, "set": {"hand_brake": 0.3}},
+        {"at_time": 125.0, "all_vehicles": True, "set": {"hand_brake": 0.0}},
+        {"at_time": 200.0, "set": {"dynamic_brake_level": 0.0, "traction_level": 0.8}}],
+        "stop": {"max_time": 400.0, "at_position": "2000 m"},
+        "output": {"sample_interval": 2.5, "vehicles": [0],
+                   "vehicle_signals": ["speed_mps", "traction_force_N",
+                                       "dynamic_brake_force_N", "compressor_on",
+                                       "main_reservoir"],
+                   "couplings": [0, 49], "coupling_signals": ["force_N"]}},
+    # coasting to a stop with the locomotive's brake: the standstill stop
+    "standstill": {"start": {"position": "2 km", "speed": "30 km/h"},
+                   "route": "routes/level_30km.toml",
+                   "driver": [{"at_time": 4.0, "set": {"brake_level": 0.6}}],
+                   "stop": {"max_time": 300.0, "standstill": True},
+                   "output": {"sample_interval": 7.0}},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_drive_whose_loop_takes_the_control_steps_is_the_python_paths_to_the_bit(case):
+    fast, ref, taken = _both(_scenario(**CASES[case]))
+    _assert_same(fast, ref)
+    # most control steps fall between samples and actions: the loop takes them
+    n_control = round(fast.summary["sim_time_s"] / 0.05)
+    assert taken > 0.7 * n_control, (taken, n_control)
+
+
+def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
+    sc = _scenario(output={"sample_interval": 2.0})
+    fast, ref, taken = _both(sc, pieces=(3.3, 10.0, 10.02, 41.7))
+    _assert_same(fast, ref)
+    assert taken > 0
+
+
+class RisingLoco(VehicleModel):
+    """A locomotive whose tractive effort grows with time (a test probe): at some control
+    step inside the loop it drives its axles beyond adhesion."""
+
+    type_name = "rising_loco"
+    step_fields = ("wheel_radius",)
+
+    def step(self, t, dt):
+        self.Q_a[:, 1:] = (12e3 * t * self.wheel_radius / self.num_axis)[:, None]
+
+    @staticmethod
+    def step_kernel(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+        k = q_a.shape[1] - 1
+        for i in range(q_a.shape[0]):
+            for j in range(1, k + 1):
+                q_a[i, j] = 12e3 * t * fields[0, i] / k
+        return 0
+
+
+class DecliningLoco(RisingLoco):
+    type_name = "declining_loco"
+
+    @staticmethod
+    def step_kernel(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+        return 1
+
+
+class FailingLoco(RisingLoco):
+    """Its force turns NaN after 2 s, in step and kernel alike."""
+
+    type_name = "failing_loco"
+
+    def step(self, t, dt):
+        self.Q_a[:, 1:] = 1e4 if t < 2.0 else np.nan
+
+    @staticmethod
+    def step_kernel(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+        for i in range(q_a.shape[0]):
+            for j in range(1, q_a.shape[1]):
+                q_a[i, j] = 1e4 if t < 2.0 else np.nan
+        return 0
+
+
+
+def _probe(cls: type, **sections) -> rrscore.Scenario:
+    loco = {"vehicle": {"type": cls.type_name, "empty_mass": "90 t", "length": "20 m",
+                        "num_axis": 4, "wheel_diameter": "1.05 m"}}
+    return make_scenario([{"config": loco}, {"config": car_config(), "count": 10}],
+                         registry=load_registry(extra=[VehiclePlugin(cls)]),
+                         coupling={"model": "spring_damper"}, **sections)
+
+
+def test_a_restart_in_the_loop_that_drives_an_axle_beyond_adhesion_is_settled_as_in_python():
+    sc = _probe(RisingLoco, driver=[{"at_time": 0.0, "rail_condition": "wet"}],
+                stop={"max_time": 30.0}, output={"sample_interval": 5.0})
+    pending = []
+    drive = rrscore.Drive(sc)
+    loop = drive.run_.integrator.loop
+    take = loop.take_restart
+
+    def spy():
+        f = take()
+        pending.append(f is not None)
+        return f
+
+    loop.take_restart = spy
+    fast = drive.run()
+    ref_drive = rrscore.Drive(sc)
+    ref_drive.run_.ahead = False
+    ref = ref_drive.run()
+    _assert_same(fast, ref)
+    assert fast.summary["events"]["slip"] > 0
+    assert any(pending)  # the slip held at a restart the loop took itself
+
+
+def test_a_kernel_that_declines_leaves_every_control_step_to_step():
+    sc = _probe(DecliningLoco, stop={"max_time": 10.0})
+    fast, ref, taken = _both(sc)
+    _assert_same(fast, ref)
+    assert taken == 0
+
+
+def test_a_kernel_whose_force_is_not_finite_hands_back_and_step_names_the_plugin():
+    sc = _probe(FailingLoco, stop={"max_time": 10.0}, output={"sample_interval": 5.0})
+    messages = []
+    for ahead in (True, False):
+        run = Run(sc)
+        run.ahead = ahead
+        with pytest.raises(PluginError) as err:
+            run.advance()
+        messages.append(str(err.value))
+        assert "failing_loco" in messages[-1] and "t = 2.000 s" in messages[-1]
+    assert messages[0] == messages[1]
+
+
+@functools.cache
+def _models():
+    """A SimpleLoco and its freight cars as a short drive leaves them."""
+    run = Run(_scenario(stop={"max_time": 2.0}))
+    run.advance()
+    loco, cars = (b.model for b in run.train.batches)
+    return run, loco, cars
+
+
+@settings(deadline=None, max_examples=60)
+@given(traction=st.floats(0, 1), brake=st.floats(0, 1), dynamic=st.floats(0, 1),
+       releasing=st.booleans(), pressure=st.floats(0.5e6, 1.1e6), on=st.booleans(),
+       speed=st.floats(-40, 40))
+def test_simple_locos_kernel_computes_what_its_step_does_to_the_bit(
+        traction, brake, dynamic, releasing, pressure, on, speed):
+    run, loco, _ = _models()
+    loco.traction_level[:] = traction
+    loco.brake_level[:] = brake
+    loco.dynamic_brake_level[:] = dynamic
+    loco.releasing[:] = releasing
+    loco.compressor_on[:] = float(on)
+    loco.state.main_reservoir = np.full(loco.count, pressure)
+    loco.v = np.full(loco.count, speed)
+    assert kernel_problems(loco, 10.0, 0.05) == []
+
+
+@settings(deadline=None, max_examples=40)
+@given(hand=st.floats(-0.5, 1.5), chocks=st.sampled_from([0.0, 1.0]),
+       braked=st.booleans())
+def test_the_freight_cars_kernel_computes_what_its_step_does_to_the_bit(hand, chocks, braked):
+    run, _, cars = _models()
+    cars.hand_brake[:] = hand
+    cars.chocks[:] = chocks
+    cars.Q_r[:] = 1.0 if braked else 0.0
+    assert kernel_problems(cars, 10.0, 0.05) == []
+
+
+def test_a_kernel_that_differs_from_step_is_found():
+    run, loco, _ = _models()
+    loco.traction_level[:] = 0.5
+
+    class Off(type(loco)):
+        @staticmethod
+        def step_kernel(t, dt, x, v, f, q_a, q_r):  # pragma: no cover (compiled)
+            q_a[:, 1:] = 1.0
+            return 0
+
+    loco.__class__ = Off
+    try:
+        problems = kernel_problems(loco, 10.0, 0.05)
+    finally:
+        loco.__class__ = Off.__mro__[1]
+    assert problems and "Q_a" in problems[0]
+
