@@ -402,6 +402,7 @@ class ControlSteps:
             m.Q_a[...] = q_a
             m.Q_r[...] = q_r
             last[0][...] = set_last
+        self._gathered = self.cbuf.copy()  # the models now hold this
 
     def vehicle_constants(self) -> np.ndarray:
         """Per vehicle: mass, the rolling axles' equivalent mass, the resistance's constant

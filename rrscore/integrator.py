@@ -241,7 +241,8 @@ class Integrator:
         python_next = False  # the last step's events left values the loop cannot see
         resume = False  # the loop's last call filled its buffer
         from_loop = False  # the solver stands where the loop's steps left it
-        while s.t < t_end:
+        # (at t_end itself the loop may still have a control step to take: a sample is due)
+        while s.t < t_end or (self.loop is not None and self.loop.control_due(s.t)):
             if self.loop is not None and not python_next and self.loop.applies():
                 message = self._watch(s.t)
                 if message is not None:
@@ -285,6 +286,8 @@ class Integrator:
                 # the Python path takes no control step: it stops at the next control time
                 # the loop did not take (where the run takes it)
                 t_end = self.loop.stop_ahead(t_end)
+                if s.t >= t_end:
+                    return None
             python_next = resume = False
             if self._fresh:
                 self._settle()

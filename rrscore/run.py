@@ -141,6 +141,9 @@ class Run:
         #: type gives a ``step_kernel`` (:mod:`rrscore.controlsteps`); False: every
         #: control step in Python, the reference (the results are the same to the bit).
         self.ahead = True
+        self._touched = True  # models changed in Python since the loop last gathered them
+        self._handed_at = -1  # the control step the loop last handed back
+        self._ahead_from = 0.0  # where the loop last went ahead from
         self.columns = self._columns()
         self._signals = dyn.signals()
 
@@ -175,6 +178,7 @@ class Run:
         for k, v in copy.deepcopy(snapshot.parts, self._shared()).items():
             setattr(self, k, v)
         self._signals = self.dyn.signals()
+        self._touched, self._handed_at = True, -1
 
     def _shared(self) -> dict[int, Any]:
         # What a copy shares with the original: the run itself (its callbacks are bound
@@ -195,6 +199,7 @@ class Run:
         """
         if self.stop_reason is not None:
             return self.stop_reason
+        self._touched = True  # the models may have been changed from outside since
         if t_end is not None:
             # pause only at a control time, where integration stops anyway, so a run
             # paused and resumed is the same to the bit as one that ran straight through
@@ -209,7 +214,10 @@ class Run:
                 return reason
             if t_end is not None and t >= t_end - 1e-12:
                 return None
-            if t >= self.next_control - 1e-9:
+            ahead = None
+            if t >= self.next_control - 1e-9 and self._handed_at != self.n_control:
+                ahead = self._go_ahead(t_end)  # this control step the loop's too
+            if ahead is None and t >= self.next_control - 1e-9:
                 acted = self.driver.drive(t, y)
                 acted = self.driver.apply_due(t, float(y[dyn.sx][0] + tr.half_length[0]),
                                               float(y[dyn.sv][0])) or acted
@@ -227,12 +235,16 @@ class Run:
             bound = min(self.next_control, self.max_time)
             if t_end is not None:
                 bound = min(bound, t_end)
-            ahead = self._go_ahead(t_end)
+            if ahead is None:
+                ahead = self._go_ahead(t_end)
             try:
                 message = self.integrator.advance(bound if ahead is None else ahead)
-            finally:
-                if ahead is not None:
-                    self._end_ahead()
+            except BaseException:
+                if ahead is not None:  # the models get what the kernels wrote, as far
+                    self._end_ahead(completed=False)  # as they got
+                raise
+            if ahead is not None:
+                self._end_ahead(completed=message is None)
             self._emit()
             if message is not None:
                 stalled = self.integrator.stalled is not None
@@ -243,12 +255,14 @@ class Run:
 
     def _go_ahead(self, t_end: float | None) -> float | None:
         """Let the compiled loop take the control steps itself (:mod:`rrscore.controlsteps`)
-        up to the next sample time, timed action or end, where it can: the end of the
-        coming advance then, else None. Its stop conditions and the driver's actions due
-        at a position or speed it checks itself, at every control time, and hands that
-        control time back where one may be due."""
+        from the next one (this one, at a control time) up to the next sample time,
+        timed action or end, where it can: the end of the coming advance then, else
+        None. Its stop conditions and the driver's actions due at a position or speed it
+        checks itself, at every control time, and hands that control time back where one
+        may be due."""
         loop = self.integrator.loop
-        if not self.ahead or loop is None or loop.control is None or not loop.applies():
+        if not self.ahead or loop is None or loop.control is None or not loop.applies() \
+                or self.n_control == 0:  # the first control step is Python's (checks)
             return None
         drv, tr, sc = self.driver, self.train, self.scenario
         if drv.autodriver is not None or drv.ramps:
@@ -259,8 +273,9 @@ class Run:
         limit = self.max_time - 1e-9
         if t_end is not None:
             limit = min(limit, t_end - 1e-12)
+        sample = math.inf
         if self.on_sample is not None:  # a sample reads the signals of the control step
-            limit = min(limit, self.k_sample * self.sample_interval - 1e-9)  # before it
+            sample = self.k_sample * self.sample_interval  # before it (or at its time)
         front, above, below = sc.route.length, math.inf, -math.inf
         if sc.stop_position is not None:
             front = min(front, sc.stop_position)
@@ -276,30 +291,48 @@ class Run:
             if a.speed_below is not None:
                 below = max(below, a.speed_below)
         dc, first = self.control_step, self.n_control
-        if not first * dc < limit:
+        # the control times before the limit, and up to the next sample: one at its time
+        # is the last the loop takes (the sample follows it), else the last before it
+        last = first + min(math.ceil((min(limit, sample) - first * dc) / dc), MAX_AHEAD)
+        while last >= first and not (last * dc < limit and last * dc <= sample + 1e-9):
+            last -= 1  # as the run computes the times
+        if last < first:
             return None
-        last = first + min(math.ceil((limit - first * dc) / dc), MAX_AHEAD)
-        while last >= first and not last * dc < limit:  # as the run computes the times
-            last -= 1
+        at_sample = abs(last * dc - sample) <= 1e-9
         stop = sc.config["stop"]
         loop.control.watch[:] = (front, self.x0, stop["max_distance"],
                                  stop["standstill_speed"], float(stop["standstill"]),
                                  float(self.moved), above, below, tr.half_length[0], dc)
-        if not loop.go_ahead(first, last):
+        if not loop.go_ahead(first, last, gather=self._touched):
             return None
-        end = min((last + 1) * dc, self.max_time)
+        self._touched = False
+        self._ahead_from = self.solver.t
+        end = last * dc if at_sample else min((last + 1) * dc, self.max_time)
         return end if t_end is None else min(end, t_end)
 
-    def _end_ahead(self) -> None:
+    def _end_ahead(self, completed: bool) -> None:
         """After an advance the loop went ahead in: the control steps it took counted, the
-        models given what their kernels wrote, the train's having moved taken over."""
-        loop = self.integrator.loop
-        self.n_control += loop.end_ahead()
+        models given what their kernels wrote, the train's having moved taken over; where
+        the advance ended on a control step of the loop's (a sample is due there), what
+        the run does after its own: the restart, the sample."""
+        loop, s = self.integrator.loop, self.solver
+        taken, restart = loop.end_ahead()
+        self.n_control += taken
         self.next_control = self.n_control * self.control_step
         self.moved = self.moved or bool(loop.control.watch[W_MOVED])
+        if loop.handed or not (taken or s.t > self._ahead_from):
+            # the run takes that control step itself (handed back, or, should the loop
+            # ever go nowhere, so that the drive goes on)
+            self._handed_at = self.n_control
+        if completed and taken and abs((self.n_control - 1) * self.control_step - s.t) <= 1e-9:
+            if restart:
+                self.integrator.restart(s.t, s.y)
+            self._emit()
+            self._sample(s.t, s.y)
 
     def _step_models(self, t: float, y: np.ndarray) -> bool:
         dyn = self.dyn
+        self._touched = True  # the models changed in Python: the loop gathers them again
         x, v, omega = y[dyn.sx], y[dyn.sv], y[dyn.somega]
         dyn.vehicle_states.publish(y)
         for b, veh, axles, sign, _ in dyn.placed:

@@ -541,8 +541,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     times are index times ``watch``'s control step, as the run counts them). At each of
     them the loop takes the control step (:func:`~rrscore.controlsteps.control_step`)
     and goes on as a new call would: a restart where the inputs changed (``cstate[3]``
-    set until a step follows), the event values taken afresh. A control step handed
-    back ends the call there with :data:`HANDED`."""
+    1 until a step follows), the event values taken afresh. At ``t_end`` itself (a
+    sample is due there) it takes the control step and ends the call, the restart left
+    to the run (``cstate[3]`` 2). A control step handed back ends the call there with
+    :data:`HANDED`."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
@@ -698,8 +700,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                             abs(g), 1e-300)
             else:
                 g0, g1 = g1, g0  # as the Python path: the values before the commit above
-        if status != DONE or t_target >= t_end:
-            break
+        if status != DONE or cstate[1] > cstate[2] or cstate[1] * dc != t:
+            break  # at t_end, with no control step of the loop's here
         # a control time the loop takes itself (rrscore.controlsteps), once the steps
         # before it are handed on if the buffer is full
         if steps == max_steps:
@@ -716,6 +718,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             break
         cstate[0] += 1
         cstate[1] += 1
+        if t >= t_end:  # a sample is due here: the run takes it, then the restart
+            if code == RESTARTED:
+                cstate[3] = 2
+            break
         if code == RESTARTED:  # as Integrator.restart: friction held with the new sums
             fresh = True
             f0 = f_restart  # the step before keeps its own end's derivative in F
@@ -838,6 +844,8 @@ class StepLoop:
             self._aconst = ctl.aconst
         #: Whether the loop may take control steps in the current advance.
         self.ahead = False
+        #: Whether the last call handed a control time back (:data:`HANDED`).
+        self.handed = False
         self._f_restart = np.zeros(dyn.size)  # the derivative at the loop's last restart
         nc = dyn.n - 1
         zk, z0 = 0, 0
@@ -1003,18 +1011,26 @@ class StepLoop:
         return (not self.failed and self.dyn._use_compiled
                 and self.dyn.couplings.all_coupled)
 
-    def go_ahead(self, first: int, last: int) -> bool:
+    def go_ahead(self, first: int, last: int, gather: bool = True) -> bool:
         """Let the loop take the control steps at the control times of index ``first`` to
         ``last`` itself (:mod:`rrscore.controlsteps`), with the stop conditions and
         actions set in :attr:`ControlSteps.watch <rrscore.controlsteps.ControlSteps>`;
-        False where it cannot (no kernels, or the models not as the kernels need them)."""
+        False where it cannot (no kernels, or the models not as the kernels need them).
+        ``gather``: take the models' state afresh (else: as the last :meth:`end_ahead`
+        left them, where nothing has changed them since)."""
         ctl = self.control
-        if ctl is None or last < first or not ctl.gather():
+        if ctl is None or last < first or (gather and not ctl.gather()):
             return False
         self._vconst = ctl.vehicle_constants()
         self._cstate[:] = (0, first, last, 0)
         self.ahead = True
+        self.handed = False
         return True
+
+    def control_due(self, t: float) -> bool:
+        """Whether the loop is to take a control step at ``t`` (the solver stands there)."""
+        c = self._cstate
+        return self.ahead and c[1] <= c[2] and float(c[1]) * float(self._ahead_watch[W_DT]) == t
 
     def stop_ahead(self, t_end: float) -> float:
         """The loop takes no more control steps in this advance (the integrator's Python
@@ -1025,27 +1041,29 @@ class StepLoop:
         c[2] = -1
         return min(t_end, float(c[1]) * float(self._ahead_watch[W_DT]))
 
-    def end_ahead(self) -> int:
+    def end_ahead(self) -> tuple[int, bool]:
         """After an advance: the control steps the loop took, their outputs written back to
         the models (:meth:`ControlSteps.scatter <rrscore.controlsteps.ControlSteps.
-        scatter>`)."""
+        scatter>`), and whether the last of them changed the inputs at the time the
+        advance ended (the run restarts the integrator there)."""
         if not self.ahead:
-            return 0
+            return 0, False
         self.ahead = False
         self._cstate[2] = -1
         self.control.scatter()
         taken = int(self._cstate[0])
         self.control_steps_taken += taken
-        return taken
+        restart = self._cstate[3] == 2
+        self._cstate[3] = 0
+        return taken, restart
 
     def take_restart(self) -> np.ndarray | None:
         """Where the loop's last call ended after a control step with new inputs and no
         step since, the derivative it took there (the integrator restarts there), else
         None; clears the flag."""
-        pending = bool(self._cstate[3])
-        self._cstate[3] = 0
-        if not pending:
+        if self._cstate[3] != 1:
             return None
+        self._cstate[3] = 0
         return self._f_restart.copy()
 
     def run(self, t_end: float, resume: bool = False,
@@ -1107,6 +1125,7 @@ class StepLoop:
             return PYTHON, None
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
+        self.handed = self.handed or status == HANDED
         if not steps:
             if fresh:  # the derivative the loop took at the start, for the restart
                 s.f = F[0].copy()

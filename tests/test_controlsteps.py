@@ -102,6 +102,18 @@ def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
     assert taken > 0
 
 
+def test_a_loop_whose_buffer_fills_at_control_and_sample_times_takes_them_all(monkeypatch):
+    # two steps a call: the buffer fills at control times, and at sample times (where the
+    # loop takes the control step and the run the sample): none is lost or taken twice
+    import rrscore.steploop as steploop
+
+    monkeypatch.setattr(steploop, "BUFFER_BYTES", 0)
+    sc = _scenario(stop={"max_time": 30.0}, output={"sample_interval": 0.25})
+    fast, ref, taken = _both(sc)
+    _assert_same(fast, ref)
+    assert taken > 0.6 * round(30.0 / 0.05)
+
+
 class RisingLoco(VehicleModel):
     """A locomotive whose tractive effort grows with time (a test probe): at some control
     step inside the loop it drives its axles beyond adhesion."""
