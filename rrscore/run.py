@@ -292,13 +292,15 @@ class Run:
                 below = max(below, a.speed_below)
         dc, first = self.control_step, self.n_control
         # the control times before the limit, and up to the next sample: one at its time
-        # is the last the loop takes (the sample follows it), else the last before it
+        # (where the run samples after the control step, not from the steps before it:
+        # within 1e-9 s, and not more than 1e-12 s after the sample) is the last the
+        # loop takes, else the last before it
         last = first + min(math.ceil((min(limit, sample) - first * dc) / dc), MAX_AHEAD)
-        while last >= first and not (last * dc < limit and last * dc <= sample + 1e-9):
+        while last >= first and not (last * dc < limit and last * dc <= sample + 1e-12):
             last -= 1  # as the run computes the times
         if last < first:
             return None
-        at_sample = abs(last * dc - sample) <= 1e-9
+        at_sample = last * dc > sample - 1e-9
         stop = sc.config["stop"]
         loop.control.watch[:] = (front, self.x0, stop["max_distance"],
                                  stop["standstill_speed"], float(stop["standstill"]),
