@@ -261,11 +261,19 @@ class Run:
         checks itself, at every control time, and hands that control time back where one
         may be due."""
         loop = self.integrator.loop
-        if not self.ahead or loop is None or loop.control is None or not loop.applies() \
-                or self.n_control == 0:  # the first control step is Python's (checks)
-            return None
+        if not self.ahead or loop is None or loop.control is None or self.n_control == 0:
+            return None  # (the first control step is Python's: it checks the plugins)
+        dc, first = self.control_step, self.n_control
+        # a sample reads the signals of the control step before it (or at its time)
+        sample = math.inf if self.on_sample is None else self.k_sample * self.sample_interval
+        if first * dc > sample + 1e-12:
+            return None  # the next sample comes before the next control time
+        if first * dc > sample - 1e-9 and (first + 1) * dc > sample + 1e-12 \
+                and self.solver.t >= first * dc - 1e-9:
+            return None  # a call for this control step alone (a sample follows it at
+            # once): Python's costs no more
         drv, tr, sc = self.driver, self.train, self.scenario
-        if drv.autodriver is not None or drv.ramps:
+        if drv.autodriver is not None or drv.ramps or not loop.applies():
             return None
         if any(b.model.any_key_down() for b in tr.batches):
             return None  # the kernels stand for step() only where no key is held
@@ -273,9 +281,6 @@ class Run:
         limit = self.max_time - 1e-9
         if t_end is not None:
             limit = min(limit, t_end - 1e-12)
-        sample = math.inf
-        if self.on_sample is not None:  # a sample reads the signals of the control step
-            sample = self.k_sample * self.sample_interval  # before it (or at its time)
         front, above, below = sc.route.length, math.inf, -math.inf
         if sc.stop_position is not None:
             front = min(front, sc.stop_position)
@@ -290,7 +295,6 @@ class Run:
                 above = min(above, a.speed_above)
             if a.speed_below is not None:
                 below = max(below, a.speed_below)
-        dc, first = self.control_step, self.n_control
         # the control times before the limit, and up to the next sample: one at its time
         # (where the run samples after the control step, not from the steps before it:
         # within 1e-9 s, and not more than 1e-12 s after the sample) is the last the

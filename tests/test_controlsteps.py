@@ -77,6 +77,14 @@ CASES = {
                                        "dynamic_brake_force_N", "compressor_on",
                                        "main_reservoir"],
                    "couplings": [0, 49], "coupling_signals": ["force_N"]}},
+    # samples between control times (0.37 s apart, control steps of 0.05 s), with a
+    # signal of the locomotive's that changes at every control step (the dynamic brake's
+    # power): that of the control step before each sample
+    "unaligned samples": {"start": {"position": "300 m", "speed": "40 km/h"},
+                          "driver": [{"at_time": 0.0, "set": {"dynamic_brake_level": 0.5}}],
+                          "stop": {"max_time": 40.0},
+                          "output": {"sample_interval": 0.37, "vehicles": [0],
+                                     "vehicle_signals": ["dynamic_brake_power_W"]}},
     # coasting to a stop with the locomotive's brake: the standstill stop
     "standstill": {"start": {"position": "2 km", "speed": "30 km/h"},
                    "route": "routes/level_30km.toml",
@@ -92,7 +100,7 @@ def test_a_drive_whose_loop_takes_the_control_steps_is_the_python_paths_to_the_b
     _assert_same(fast, ref)
     # most control steps fall between samples and actions: the loop takes them
     n_control = round(fast.summary["sim_time_s"] / 0.05)
-    assert taken > 0.7 * n_control, (taken, n_control)
+    assert taken > 0.6 * n_control, (taken, n_control)
 
 
 def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
