@@ -8,8 +8,9 @@ control times. Where every vehicle type of the train gives a ``step_kernel``
 (``step`` again, as plain loops numba compiles: see
 :class:`~rrscore.vehicle.VehicleModel`), the compiled loop
 (:mod:`rrscore.steploop`) takes those control steps itself, up to the next
-sample of the time series or timed driver's action: the same checks, the kernels
-on the same inputs, the same placing and restart, so the same steps to the bit.
+sample of the time series (and the one at its time, if any) or timed driver's
+action: the same checks, the kernels on the same inputs, the same placing and
+restart, so the same steps to the bit.
 
 It hands a control time back to Python, with nothing of it done, wherever the
 Python path could do something it cannot: a stop condition or a driver's action
@@ -121,7 +122,10 @@ def kernel_problems(model: VehicleModel, t: float, dt: float) -> list[str]:
             return [f"step_kernel raised {type(exc).__name__}: {exc}"]
         if code != 0:
             continue  # declined: step runs instead
-        b.step(t, dt)
+        try:
+            b.step(t, dt)
+        except Exception as exc:
+            return [f"step() raised {type(exc).__name__}: {exc}"]
         at = f"at v = {float(np.asarray(b.v).flat[0]):g} m/s" if model.count else ""
         got = [("Q_a", q_a, b.Q_a), ("Q_r", q_r, b.Q_r)] + [
             (f"{kind}.{name}" if kind != "attr" else name, fields[r], field_value(b, kind, name))
