@@ -15,8 +15,9 @@ restart, so the same steps to the bit.
 It hands a control time back to Python, with nothing of it done, wherever the
 Python path could do something it cannot: a stop condition or a driver's action
 that may be due there, a kernel that declines, outputs that are not finite or
-negative, an axle newly driven or braked (or no longer). A restart that finds an
-axle driven beyond adhesion is handed back done, for the integrator to act on.
+negative, an axle newly driven or braked (or no longer); and a kernel that raises,
+its writes undone, and every control step after it. A restart that finds an axle
+driven beyond adhesion is handed back done, for the integrator to act on.
 The run decides when to let the loop go ahead (:meth:`rrscore.run.Run.advance`):
 never while a key is held, a ramp is under way, the built-in driver drives, or
 with an air brake, whose air runs on its own integration in Python.

@@ -707,11 +707,16 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         if steps == max_steps:
             status = FULL
             break
-        code = control_step(t, Y[steps], sx, lay[1], kern.steps, cbuf, save, clay, cint,
-                            inputs, body_force, body_resist, axle_torque, brake_own,
-                            axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-                            axle_vehicle, loaded_vehicle, slip, held, has_friction,
-                            lay[5] != 0, watch)
+        try:
+            code = control_step(t, Y[steps], sx, lay[1], kern.steps, cbuf, save, clay,
+                                cint, inputs, body_force, body_resist, axle_torque,
+                                brake_own, axle_brake, rail_factor, rail_condition, rolling,
+                                vconst, aconst, axle_vehicle, loaded_vehicle, slip, held,
+                                has_friction, lay[5] != 0, watch)
+        except Exception:  # a kernel raised: its writes undone, the rest of the run's
+            cbuf[:] = save  # control steps Python's (whose step names the plugin)
+            cstate[4] = 1
+            code = HANDED_BACK
         if code == HANDED_BACK:  # the Python path takes this control step, and the rest
             cstate[2] = -1
             status = HANDED
@@ -830,8 +835,8 @@ class StepLoop:
             (coupler or compile_kernel(_no_coupler, COUPLER_KERNEL)).call, tuple(calls),
             ControlSteps.no_kernels() if ctl is None else ctl.kernels)
         # control steps taken in this advance, the next control time's index, the last
-        # index the loop may take, a restart no step has followed yet
-        self._cstate = np.array([0, 0, -1, 0], dtype=np.int64)
+        # index the loop may take, a restart no step has followed yet, a kernel raised
+        self._cstate = np.array([0, 0, -1, 0, 0], dtype=np.int64)
         self._vconst = np.zeros((4, 0))
         if ctl is None:
             self._control_args = (np.zeros(0), np.zeros(0), np.zeros((0, 14), np.int64),
@@ -846,6 +851,9 @@ class StepLoop:
         self.ahead = False
         #: Whether the last call handed a control time back (:data:`HANDED`).
         self.handed = False
+        #: Set when a vehicle plugin's step kernel raised: the run's control steps are
+        #: Python's from then on (its ``step`` names the plugin, should it raise too).
+        self.kernel_failed = False
         self._f_restart = np.zeros(dyn.size)  # the derivative at the loop's last restart
         nc = dyn.n - 1
         zk, z0 = 0, 0
@@ -1019,10 +1027,10 @@ class StepLoop:
         ``gather``: take the models' state afresh (else: as the last :meth:`end_ahead`
         left them, where nothing has changed them since)."""
         ctl = self.control
-        if ctl is None or last < first or (gather and not ctl.gather()):
+        if ctl is None or self.kernel_failed or last < first or (gather and not ctl.gather()):
             return False
         self._vconst = ctl.vehicle_constants()
-        self._cstate[:] = (0, first, last, 0)
+        self._cstate[:] = (0, first, last, 0, 0)
         self.ahead = True
         self.handed = False
         return True
@@ -1126,6 +1134,8 @@ class StepLoop:
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
         self.handed = self.handed or status == HANDED
+        if self._cstate[4]:  # a step kernel raised: Python takes the control steps now
+            self.kernel_failed = True
         if not steps:
             if fresh:  # the derivative the loop took at the start, for the restart
                 s.f = F[0].copy()

@@ -12,6 +12,7 @@ import pytest
 from conftest import VehiclePlugin, car_config, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 import rrscore
 from rrscore import PluginError, VehicleModel, load_registry
@@ -122,6 +123,16 @@ def test_a_loop_whose_buffer_fills_at_control_and_sample_times_takes_them_all(mo
     assert taken > 0.6 * round(30.0 / 0.05)
 
 
+@njit
+def _rising_force(t, fields, q_a):  # pragma: no cover (compiled)
+    """RisingLoco's torques: 12 kN per second of time at the rail (row 0 of ``fields``:
+    the wheel radius), shared by the axles."""
+    k = q_a.shape[1] - 1
+    for i in range(q_a.shape[0]):
+        for j in range(1, k + 1):
+            q_a[i, j] = 12e3 * t * fields[0, i] / k
+
+
 class RisingLoco(VehicleModel):
     """A locomotive whose tractive effort grows with time (a test probe): at some control
     step inside the loop it drives its axles beyond adhesion."""
@@ -134,10 +145,7 @@ class RisingLoco(VehicleModel):
 
     @staticmethod
     def step_kernel(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
-        k = q_a.shape[1] - 1
-        for i in range(q_a.shape[0]):
-            for j in range(1, k + 1):
-                q_a[i, j] = 12e3 * t * fields[0, i] / k
+        _rising_force(t, fields, q_a)
         return 0
 
 
@@ -164,6 +172,29 @@ class FailingLoco(RisingLoco):
                 q_a[i, j] = 1e4 if t < 2.0 else np.nan
         return 0
 
+
+class RaisingLoco(RisingLoco):
+    """Its kernel raises after 2 s; its step too where ``steps_raise``."""
+
+    type_name = "raising_loco"
+    steps_raise = True
+
+    def step(self, t, dt):
+        if t > 2.0 and self.steps_raise:
+            raise ValueError("the loco's step failed")
+        super().step(t, dt)
+
+    @staticmethod
+    def step_kernel(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+        if t > 2.0:
+            raise ValueError("the loco's kernel failed")
+        _rising_force(t, fields, q_a)
+        return 0
+
+
+class KernelOnlyRaisingLoco(RaisingLoco):
+    type_name = "kernel_only_raising_loco"
+    steps_raise = False
 
 
 def _probe(cls: type, **sections) -> rrscore.Scenario:
@@ -215,6 +246,23 @@ def test_a_kernel_whose_force_is_not_finite_hands_back_and_step_names_the_plugin
         messages.append(str(err.value))
         assert "failing_loco" in messages[-1] and "t = 2.000 s" in messages[-1]
     assert messages[0] == messages[1]
+
+
+@functools.cache
+def test_a_kernel_that_raises_hands_the_drive_to_step_which_names_the_plugin():
+    sc = _probe(RaisingLoco, stop={"max_time": 10.0}, output={"sample_interval": 5.0})
+    run = Run(sc)
+    with pytest.raises(PluginError, match=r"raising_loco.*step.*the loco's step failed"
+                       r".*t = 2\.050 s"):
+        run.advance()
+    assert run.integrator.loop.kernel_failed
+    # where step itself works, the drive goes on without the loop, and is the one with
+    # every control step in Python: the control step the kernel failed in is taken again
+    sc = _probe(KernelOnlyRaisingLoco, stop={"max_time": 10.0},
+                output={"sample_interval": 5.0})
+    fast, ref, taken = _both(sc)
+    _assert_same(fast, ref)
+    assert 0 < taken < 40
 
 
 @functools.cache
