@@ -14,7 +14,14 @@ import traceback
 from collections.abc import Sequence
 
 from .config import describe_schema
-from .errors import ConfigError, Interrupted, RrsError, interruption_behind
+from .errors import (
+    ConfigError,
+    Interrupted,
+    RrsError,
+    clear_interruptions,
+    interruption_behind,
+    note_interruption,
+)
 from .pluginmanager import load_registry
 from .scenario import load_scenario, validate_file
 from .simulation import Drive, cost_warnings, free_car_yard
@@ -563,7 +570,7 @@ def _on_signal(signum: int, frame) -> None:
     # one signal ends the drive; further ones wait until its outputs are written
     for sig in _SIGNALS:
         signal.signal(sig, signal.SIG_IGN)
-    raise Interrupted(signum)
+    raise note_interruption(Interrupted(signum))  # noted: the run raises it again if lost
 
 
 _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -601,6 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        clear_interruptions()
 
 
 def _interrupted(exc: KeyboardInterrupt) -> int:

@@ -33,6 +33,28 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+#: Interruptions a signal handler has raised (``rrs drive``'s): a run checks between its
+#: control steps, so that one lost on its way through compiled code still ends the drive.
+_raised: list[KeyboardInterrupt] = []
+
+
+def note_interruption(exc: KeyboardInterrupt) -> KeyboardInterrupt:
+    """Remember ``exc``, which a signal handler is about to raise; returns it."""
+    _raised.append(exc)
+    return exc
+
+
+def take_interruption() -> KeyboardInterrupt | None:
+    """An interruption raised by a signal handler and not yet taken, if any (a run raises
+    it again: a C library on the way, numba's for one, may have swallowed it)."""
+    return _raised.pop() if _raised else None
+
+
+def clear_interruptions() -> None:
+    """Forget the interruptions raised so far (their drive has ended)."""
+    _raised.clear()
+
+
 def interruption_behind(exc: BaseException) -> KeyboardInterrupt | None:
     """The interruption (Ctrl-C, or a signal's :class:`Interrupted`) behind ``exc``, if
     any. A signal whose handler raises while compiled (numba) code hands back its result

@@ -32,7 +32,14 @@ from .compiled import compile_seconds
 from .controlsteps import W_MOVED
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
-from .errors import ConfigError, PluginError, RrsError, plugin_call, plugin_failure
+from .errors import (
+    ConfigError,
+    PluginError,
+    RrsError,
+    plugin_call,
+    plugin_failure,
+    take_interruption,
+)
 from .events import Event
 from .integrator import Integrator, Segment
 from .plugincheck import step_problems
@@ -245,6 +252,9 @@ class Run:
                 raise
             if ahead is not None:
                 self._end_ahead(completed=message is None)
+            interruption = take_interruption()
+            if interruption is not None:  # a signal whose exception got lost on its way
+                raise interruption
             self._emit()
             if message is not None:
                 stalled = self.integrator.stalled is not None
