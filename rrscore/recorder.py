@@ -14,13 +14,18 @@ from numba import njit
 
 class LineFile:
     """A CSV file written in whole lines: rows are formatted into complete lines and
-    handed to the operating system in batches, one ``write`` call per batch, so a
-    drive killed at any moment leaves no torn row."""
+    handed to the operating system in batches, so a drive killed at any moment leaves no
+    torn row. A killed process's ``write`` may stop at any page of the file it copies
+    (Linux checks for a fatal signal between pages), so no call spans a page boundary
+    except one of a single row."""
 
     FLUSH_SECONDS = 1.0
+    #: The page size ``write`` copies a file in.
+    PAGE = 4096
 
     def __init__(self, path: str | Path, header: list[str]) -> None:
         self._fh = open(path, "wb", buffering=0)  # noqa: SIM115
+        self._offset = 0  # bytes written so far: where in its page the next write starts
         self._pending: list[str] = []
         self._text = io.StringIO()
         self._csv = csv.writer(self._text)
@@ -40,13 +45,36 @@ class LineFile:
             self._last_flush = now
 
     def flush(self) -> None:
-        """Hand the queued rows to the operating system (whole lines only)."""
-        if self._pending and self._fh is not None:
-            data = "".join(self._pending).encode("utf-8")
-            self._pending.clear()
-            view = memoryview(data)
-            while view:  # a regular file takes it all at once; be safe anyway
-                view = view[self._fh.write(view):]
+        """Hand the queued rows to the operating system (whole lines only): the rows that
+        fit in the current page in one call, a row that crosses into the next in one."""
+        if not self._pending or self._fh is None:
+            return
+        rows = [r.encode("utf-8") for r in self._pending]
+        self._pending.clear()
+        chunk: list[bytes] = []
+        size = 0
+        room = self.PAGE - self._offset % self.PAGE
+        for row in rows:
+            if size + len(row) > room:  # the page is full: what fits in it, then on
+                if chunk:
+                    self._write(b"".join(chunk))
+                    chunk, size = [], 0
+                    room = self.PAGE - self._offset % self.PAGE
+                if len(row) > room:  # this row crosses a page boundary: alone
+                    self._write(row)
+                    room = self.PAGE - self._offset % self.PAGE
+                    continue
+            chunk.append(row)
+            size += len(row)
+        if chunk:
+            self._write(b"".join(chunk))
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:  # a regular file takes it all at once; be safe anyway
+            n = self._fh.write(view)
+            self._offset += n
+            view = view[n:]
 
     def close(self) -> None:
         """Flush and close (safe to call twice)."""

@@ -82,3 +82,31 @@ def test_the_monitor_keeps_each_couplings_extremes_with_the_first_step_to_reach_
         np.testing.assert_array_equal(getattr(mon, f"{name}_position"), position[first, cols])
     ties = [(f == f.max(axis=0)).sum(axis=0) for f in (force, -force)]
     assert max(int(n.max()) for n in ties) > 1  # a tie was met, so "first" was tested
+
+
+def test_no_write_of_a_line_file_crosses_a_page_boundary_but_one_of_a_single_row(tmp_path):
+    # a killed process's write can stop between pages (Linux checks for a fatal signal
+    # there): whole rows are safe only where no call crosses a page boundary mid-row
+    from rrscore.recorder import LineFile
+
+    lf = LineFile(tmp_path / "t.csv", ["a", "b"])
+    calls = []
+    real = lf._fh.write
+
+    def spy(data):
+        calls.append((lf._offset, bytes(data)))
+        return real(data)
+
+    lf._fh.write = spy
+    rng = np.random.default_rng(3)
+    rows = [[f"{v:.10g}" for v in rng.normal(size=rng.integers(1, 400))] for _ in range(700)]
+    for row in rows:
+        lf.write(row)
+    lf.close()
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines[1:] == [",".join(r) for r in rows]  # everything, in order
+    assert len(calls) > 10
+    for start, data in calls:
+        assert data.endswith(b"\n")  # whole rows only
+        crosses = start // 4096 != (start + len(data) - 1) // 4096
+        assert not crosses or data.count(b"\n") == 1, (start, len(data))
