@@ -33,6 +33,7 @@ from numba import njit, types
 
 from .compiled import Kernel, compile_kernel
 from .dynamics import _held_inputs, _place
+from .vehicle import step_field_kind
 from .wheelsets import _loaded_rows
 
 if TYPE_CHECKING:
@@ -72,13 +73,8 @@ def _no_step(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
 
 
 def field_kinds(cls: type) -> list[tuple[str, str]]:
-    """``cls.step_fields`` as ``(kind, name)``: ``"attr"``, ``"p"``, ``"state"`` or
-    ``"out"`` and the name within it."""
-    out = []
-    for name in cls.step_fields:
-        kind, _, rest = name.partition(".")
-        out.append((kind, rest) if rest else ("attr", name))
-    return out
+    """``cls.step_fields`` as ``(kind, name)`` (:func:`rrscore.vehicle.step_field_kind`)."""
+    return [step_field_kind(name) for name in cls.step_fields]
 
 
 def field_value(model: VehicleModel, kind: str, name: str) -> object:
@@ -277,7 +273,6 @@ class ControlSteps:
         for (b, _, _, _, _), (veh, axles) in zip(dyn.placed, dyn._indices, strict=True):
             m = b.model
             n, k = m.count, m.num_axis
-            names = type(m).step_fields
             fields = field_kinds(type(m))
             spec = [-1] * len(fields)
             vs_at = -1
@@ -288,15 +283,13 @@ class ControlSteps:
                 for r, (kind, rest) in enumerate(fields):
                     if kind == "state":
                         spec[r] = slices[rest].start
-                for name in m.rates_inputs:
-                    key = ("p", name[2:]) if name.startswith("p.") else ("attr", name)
-                    # a param never changes; an attribute the kernel does not see, neither
-                    inmap.append(fields.index(key) if key in fields and key[0] == "attr"
-                                 else -1)
+                # a param never changes; an attribute the kernel does not see, neither
+                inmap = [fields.index(("attr", name)) if ("attr", name) in fields else -1
+                         for name in m.rates_inputs]
             self._fields.append(fields)
             size = n * (k + 1)
-            row = [n, k, len(names)]
-            for length in (len(names) * n, size, size, n * k, n, 2 * size + n * k):
+            row = [n, k, len(fields)]
+            for length in (len(fields) * n, size, size, n * k, n, 2 * size + n * k):
                 row.append(at)
                 at += length
             ints_at = sum(len(a) for a in ints)

@@ -1035,19 +1035,22 @@ class StepLoop:
         self.handed = False
         return True
 
+    def _next_control(self) -> float:
+        """The next control time the loop has not taken, as the run computes it."""
+        return float(self._cstate[1]) * float(self._ahead_watch[W_DT])
+
     def control_due(self, t: float) -> bool:
         """Whether the loop is to take a control step at ``t`` (the solver stands there)."""
         c = self._cstate
-        return self.ahead and c[1] <= c[2] and float(c[1]) * float(self._ahead_watch[W_DT]) == t
+        return self.ahead and c[1] <= c[2] and self._next_control() == t
 
     def stop_ahead(self, t_end: float) -> float:
         """The loop takes no more control steps in this advance (the integrator's Python
         path takes over): ``t_end``, or the next control time if it comes first."""
         if not self.ahead:
             return t_end
-        c = self._cstate
-        c[2] = -1
-        return min(t_end, float(c[1]) * float(self._ahead_watch[W_DT]))
+        self._cstate[2] = -1
+        return min(t_end, self._next_control())
 
     def end_ahead(self) -> tuple[int, bool]:
         """After an advance: the control steps the loop took, their outputs written back to

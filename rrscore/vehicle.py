@@ -348,9 +348,15 @@ def check_vehicle_type(cls: type) -> None:
                         "function (t, dt, x, v, fields, q_a, q_r)")
     known = {"p": cls.params, "state": cls.states, "out": cls.signals}
     for name in cls.step_fields:
-        prefix, _, rest = name.partition(".") if isinstance(name, str) else ("", "", "")
-        if not isinstance(name, str) or (rest and (prefix not in known
-                                                   or rest not in known[prefix])):
+        kind, rest = step_field_kind(name) if isinstance(name, str) else ("", "")
+        if kind not in known and kind != "attr" or kind in known and rest not in known[kind]:
             raise TypeError(f"{cls.__qualname__}: step_fields names {name!r}, expected an "
                             "attribute of the model, or 'p.', 'state.' or 'out.' and one of "
                             "its params, states or signals")
+
+
+def step_field_kind(name: str) -> tuple[str, str]:
+    """A ``step_fields`` entry as ``(kind, name)``: ``"attr"``, ``"p"``, ``"state"`` or
+    ``"out"``, and the name within it."""
+    kind, _, rest = name.partition(".")
+    return (kind, rest) if rest else ("attr", name)

@@ -34,17 +34,20 @@ def _scenario(**table) -> rrscore.Scenario:
                                                           ROOT / "configs"))
 
 
-def _both(sc: rrscore.Scenario, pieces: tuple[float, ...] = ()):
+def _drive(sc: rrscore.Scenario, ahead: bool, pieces: tuple[float, ...] = ()):
+    """The drive, paused and resumed at ``pieces`` on the way, with the loop taking the
+    control steps (``ahead``) or every one in Python: its result and its run."""
+    drive = rrscore.Drive(sc)
+    drive.run_.ahead = ahead
+    for t in pieces:
+        drive.run_.advance(t)
+    return drive.run(), drive.run_
+
+
+def _both(sc: rrscore.Scenario):
     """The drive with the loop taking control steps, and with every one in Python: their
     time series, summaries, and the control steps the loop took in the first."""
-    out = []
-    for ahead in (True, False):
-        drive = rrscore.Drive(sc)
-        drive.run_.ahead = ahead
-        for t in pieces:  # paused and resumed on the way
-            drive.run_.advance(t)
-        out.append((drive.run(), drive.run_))
-    (fast, run), (ref, _) = out
+    (fast, run), (ref, _) = _drive(sc, True), _drive(sc, False)
     return fast, ref, run.integrator.loop.control_steps_taken
 
 
@@ -105,10 +108,13 @@ def test_a_drive_whose_loop_takes_the_control_steps_is_the_python_paths_to_the_b
 
 
 def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
+    # paused with the loop going ahead, against straight through with every control
+    # step in Python
     sc = _scenario(output={"sample_interval": 2.0})
-    fast, ref, taken = _both(sc, pieces=(3.3, 10.0, 10.02, 41.7))
+    fast, run = _drive(sc, True, pieces=(3.3, 10.0, 10.02, 41.7))
+    ref, _ = _drive(sc, False)
     _assert_same(fast, ref)
-    assert taken > 0
+    assert run.integrator.loop.control_steps_taken > 0
 
 
 def test_a_loop_whose_buffer_fills_at_control_and_sample_times_takes_them_all(monkeypatch):

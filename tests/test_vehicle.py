@@ -138,3 +138,23 @@ def test_a_vehicle_type_with_bad_state_rates_is_refused(attrs, words):
     with pytest.raises(TypeError, match=re.escape(words)):
         check_vehicle_type(bad)
 
+
+
+@pytest.mark.parametrize("attrs, words", [
+    ({"step_kernel": 3.0}, "step_kernel is 3.0, expected a function"),
+    ({"step_fields": ("p.no_such_param",)}, "step_fields names 'p.no_such_param'"),
+    ({"step_fields": ("state.pressure",)}, "step_fields names 'state.pressure'"),
+    ({"step_fields": ("out.force_N",)}, "step_fields names 'out.force_N'"),
+    ({"step_fields": ("q.tau",)}, "step_fields names 'q.tau'"),
+    ({"step_fields": (3,)}, "step_fields names 3"),
+])
+def test_a_vehicle_type_with_a_bad_step_kernel_or_fields_is_refused(attrs, words):
+    bad = type("Bad", (MotorLoco,), {"type_name": "bad", **attrs})
+    with pytest.raises(TypeError, match=re.escape(words)):
+        check_vehicle_type(bad)
+
+
+def test_step_fields_of_every_kind_are_accepted():
+    good = type("Good", (MotorLoco,), {"type_name": "good", "step_fields": (
+        "set_point", "p.tau", "state.temperature")})
+    check_vehicle_type(good)
