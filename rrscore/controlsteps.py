@@ -19,8 +19,10 @@ negative, an axle newly driven or braked (or no longer); and a kernel that raise
 its writes undone, and every control step after it. A restart that finds an axle
 driven beyond adhesion is handed back done, for the integrator to act on.
 The run decides when to let the loop go ahead (:meth:`rrscore.run.Run.advance`):
-never while a key is held, a ramp is under way, the built-in driver drives, or
-with an air brake, whose air runs on its own integration in Python.
+never while a key is held, a ramp is under way, or with an air brake, whose air
+runs on its own integration in Python; with the built-in driver, only up to its
+next decision, which is Python's (it decides every ``update_interval``, 1 s by
+default, and holds its commands in between).
 """
 
 from __future__ import annotations

@@ -283,7 +283,7 @@ class Run:
             return None  # a call for this control step alone (a sample follows it at
             # once): Python's costs no more
         drv, tr, sc = self.driver, self.train, self.scenario
-        if drv.autodriver is not None or drv.ramps or not loop.applies():
+        if drv.ramps or not loop.applies():
             return None
         if any(b.model.any_key_down() for b in tr.batches):
             return None  # the kernels stand for step() only where no key is held
@@ -294,6 +294,9 @@ class Run:
         front, above, below = sc.route.length, math.inf, -math.inf
         if sc.stop_position is not None:
             front = min(front, sc.stop_position)
+        auto = drv.autodriver
+        if auto is not None and auto.enabled:  # its next decision is Python's
+            limit = min(limit, auto.next_time - 1e-9)
         for a, done in zip(drv.actions, drv.done, strict=True):
             if done:
                 continue

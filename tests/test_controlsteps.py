@@ -89,6 +89,28 @@ CASES = {
                           "stop": {"max_time": 40.0},
                           "output": {"sample_interval": 0.37, "vehicles": [0],
                                      "vehicle_signals": ["dynamic_brake_power_W"]}},
+    # the built-in driver holding the limits (60 km/h, then 80 after the curve, down
+    # the hill on the brake), off for half a minute while the program drives
+    "built-in driver": {"start": {"position": "5.5 km", "speed": "40 km/h"},
+                        "autodriver": {"mode": "hold_limit", "margin": "3 km/h"},
+                        "driver": [{"at_time": 60.0, "autodriver": False,
+                                    "set": {"traction_level": 0.5, "brake_level": 0.0}},
+                                   {"at_time": 90.0, "autodriver": True}],
+                        "stop": {"max_time": 150.0},
+                        "output": {"sample_interval": 1.0, "vehicles": [0],
+                                   "vehicle_signals": ["traction_level", "speed_mps"]}},
+    # the built-in driver braking to a stop at B, then holding the train: deciding
+    # every 0.37 s (between control times), sampled every 2 s
+    "built-in driver stopping": {"start": {"position": "17.6 km", "speed": "50 km/h"},
+                                 "autodriver": {"mode": "hold_limit", "stop_at": "B",
+                                                "update_interval": "0.37 s"},
+                                 "driver": [], "stop": {"max_time": 240.0},
+                                 "output": {"sample_interval": 2.0}},
+    # the built-in driver to a timetable: coasting where it is ahead of time
+    "timetable": {"start": {"point": "A"},
+                  "autodriver": {"mode": "hold_limit", "stop_at": "B",
+                                 "timetable": [{"point": "summit", "arrive": "9 min"}]},
+                  "driver": [], "stop": {"max_time": 150.0}},
     # coasting to a stop with the locomotive's brake: the standstill stop
     "standstill": {"start": {"position": "2 km", "speed": "30 km/h"},
                    "route": "routes/level_30km.toml",
