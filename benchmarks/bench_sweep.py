@@ -88,6 +88,9 @@ def main() -> None:
     cores_before = machine_parallelism()
     print(f"the machine gives 2 processes {cores_before:.2f} cores (busy-loop check)",
           flush=True)
+    # numba's first use in a process (about 0.7 s) out of the 1-worker time: forked
+    # workers start with it done
+    rrscore.Drive(sweep.scenario).run()
     wall_1, rows_1, cpu_1 = timed(sweep, workers=1)
     sim_total = sum(r["sim_time_s"] for r in rows_1)
     assert not any(r["error"] for r in rows_1), [r["error"] for r in rows_1 if r["error"]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ import pytest
 import rrscore
 from rrscore.cli import main
 from rrscore.errors import ConfigError, RrsError
-from rrscore.sweep import DEFAULT_COLUMNS, Sweep, parse_values, sweep
+from rrscore.sweep import DEFAULT_COLUMNS, Sweep, _context, parse_values, sweep
 
 SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
 PARAMS = {"start.speed": ["0 km/h", "20 km/h", 10.0], "stop.max_time": [2, "3 s"]}
@@ -65,6 +66,23 @@ def test_two_workers_give_the_same_table_and_files_as_one(scenario, serial,
     assert doc["rows"] == json.loads((serial.out_dir / "sweep.json").read_text())["rows"]
     assert doc["runner"] == "2 local workers" and doc["cases"] == 6
     assert two.cpu_time_s > 0 and "_cpu_s" not in two.rows[0]  # measured in the workers
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+def test_workers_fork_from_this_process_only_while_it_runs_no_other_thread(scenario,
+                                                                          serial) -> None:
+    assert _context().get_start_method() == "fork"
+    # with another thread running (a Jupyter kernel has several), they start fresh from
+    # a fork server: the same table
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert _context().get_start_method() in ("forkserver", "spawn")
+        assert Sweep(scenario, PARAMS).run(workers=2).rows == serial.rows
+    finally:
+        release.set()
+        other.join()
 
 
 def test_dask_cluster_gives_the_same_table_as_one_worker(scenario, serial) -> None:
