@@ -307,6 +307,10 @@ class Sweep:
                            time.perf_counter() - wall0, runner, interrupted, cpu)
 
 
+#: Modules whose presence means a GUI may be open (matplotlib's interactive backends).
+_GUI_TOOLKITS = ("tkinter", "PyQt5", "PyQt6", "PySide2", "PySide6", "gi", "wx")
+
+
 def _context() -> multiprocessing.context.BaseContext:
     """How the workers start: forked from this process where that is safe, else from a
     fork server (or spawned).
@@ -315,10 +319,12 @@ def _context() -> multiprocessing.context.BaseContext:
     loaded; a fresh process takes about 1.5 s for that (0.8 s of imports, 0.7 s for
     numba's first use), the time of 20 to 40 short drives, which once made 2 workers no
     faster than 1. Forking is safe on Linux while this process runs no other Python
-    thread and numba has not started its thread pool: the native threads left are BLAS's
-    idle pool, which OpenBLAS shuts down around a fork itself (``pthread_atfork``).
-    Elsewhere (macOS, a Jupyter kernel's threads, numba's parallel code) a fork could
-    copy a lock held by another thread, so the workers start fresh."""
+    thread, numba has not started its thread pool and no GUI toolkit is loaded: the
+    native threads left are BLAS's idle pool, which OpenBLAS shuts down around a fork
+    itself (``pthread_atfork``). Elsewhere (macOS, a Jupyter kernel's threads, numba's
+    parallel code) a fork could copy a lock held by another thread, and a worker
+    inheriting open plot windows would share their display connection (a worker that
+    saves plots switches matplotlib to Agg, closing them), so the workers start fresh."""
     methods = multiprocessing.get_all_start_methods()
     if _fork_is_safe() and "fork" in methods:
         return multiprocessing.get_context("fork")
@@ -330,7 +336,9 @@ def _fork_is_safe() -> bool:
     if not sys.platform.startswith("linux") or threading.active_count() != 1:
         return False
     parallel = sys.modules.get("numba.np.ufunc.parallel")
-    return not getattr(parallel, "_is_initialized", False)
+    if getattr(parallel, "_is_initialized", False):
+        return False
+    return not any(name in sys.modules for name in _GUI_TOOLKITS)
 
 
 def _run_pool(workers: int, tasks: list[tuple], collect: Callable) -> None:

@@ -69,8 +69,8 @@ def test_two_workers_give_the_same_table_and_files_as_one(scenario, serial,
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
-def test_workers_fork_from_this_process_only_while_it_runs_no_other_thread(scenario,
-                                                                          serial) -> None:
+def test_workers_fork_from_this_process_only_where_that_is_safe(
+        scenario, serial, monkeypatch) -> None:
     assert _context().get_start_method() == "fork"
     # with another thread running (a Jupyter kernel has several), they start fresh from
     # a fork server: the same table
@@ -83,6 +83,9 @@ def test_workers_fork_from_this_process_only_while_it_runs_no_other_thread(scena
     finally:
         release.set()
         other.join()
+    # with a GUI toolkit loaded (plot windows may be open), likewise
+    monkeypatch.setitem(sys.modules, "tkinter", sys.modules.get("tkinter") or object())
+    assert _context().get_start_method() in ("forkserver", "spawn")
 
 
 def test_dask_cluster_gives_the_same_table_as_one_worker(scenario, serial) -> None:
