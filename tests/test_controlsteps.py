@@ -276,7 +276,6 @@ def test_a_kernel_whose_force_is_not_finite_hands_back_and_step_names_the_plugin
     assert messages[0] == messages[1]
 
 
-@functools.cache
 def test_a_kernel_that_raises_hands_the_drive_to_step_which_names_the_plugin():
     sc = _probe(RaisingLoco, stop={"max_time": 10.0}, output={"sample_interval": 5.0})
     run = Run(sc)

@@ -139,7 +139,6 @@ def test_a_vehicle_type_with_bad_state_rates_is_refused(attrs, words):
         check_vehicle_type(bad)
 
 
-
 @pytest.mark.parametrize("attrs, words", [
     ({"step_kernel": 3.0}, "step_kernel is 3.0, expected a function"),
     ({"step_fields": ("p.no_such_param",)}, "step_fields names 'p.no_such_param'"),
