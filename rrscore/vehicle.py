@@ -349,7 +349,7 @@ def check_vehicle_type(cls: type) -> None:
     known = {"p": cls.params, "state": cls.states, "out": cls.signals}
     for name in cls.step_fields:
         kind, rest = step_field_kind(name) if isinstance(name, str) else ("", "")
-        if kind not in known and kind != "attr" or kind in known and rest not in known[kind]:
+        if (kind not in known and kind != "attr") or (kind in known and rest not in known[kind]):
             raise TypeError(f"{cls.__qualname__}: step_fields names {name!r}, expected an "
                             "attribute of the model, or 'p.', 'state.' or 'out.' and one of "
                             "its params, states or signals")
