@@ -266,10 +266,10 @@ class Run:
     def _go_ahead(self, t_end: float | None) -> float | None:
         """Let the compiled loop take the control steps itself (:mod:`rrscore.controlsteps`)
         from the next one (this one, at a control time) up to the next sample time,
-        timed action or end, where it can: the end of the coming advance then, else
-        None. Its stop conditions and the driver's actions due at a position or speed it
-        checks itself, at every control time, and hands that control time back where one
-        may be due."""
+        timed action, decision of the built-in driver or end, where it can: the end of
+        the coming advance then, else None. Its stop conditions and the driver's actions
+        due at a position or speed it checks itself, at every control time, and hands
+        that control time back where one may be due."""
         loop = self.integrator.loop
         if not self.ahead or loop is None or loop.control is None or self.n_control == 0:
             return None  # (the first control step is Python's: it checks the plugins)
