@@ -76,7 +76,7 @@ from .solvers import (
     dp_dense,
     dp_dense_weights,
 )
-from .wheelsets import _margins, fill_rolling
+from .wheelsets import fill_rolling, margins_into
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -263,10 +263,8 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
             size = int(laws_coef[law, 6])
             psi[j] = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6],
                           laws_speeds[law, :size], laws_values[law, :size], v[j])
-        margins = _margins(na, k, v, a, psi, slip[6], slip[7], slip[2], slip[3], slip[4],
-                           slip[5])
-        for j in range(na):
-            g[n + j] = margins[j]
+        margins_into(g[n:n + na], k, v, a, psi, slip[6], slip[7], slip[2], slip[3], slip[4],
+                     slip[5])
         n += na
     if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]
@@ -378,7 +376,6 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction = R
-    n = y.size
     _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
         for c in range(controlled[r, 0], controlled[r, 1]):
@@ -405,9 +402,11 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction)
         counts[0] += 6
-        for c in range(n):
-            if not np.isfinite(ks[6, c]):
-                return False, t, y, h_next, h
+        # (the entries outside ``formed``, the wheels', are the zeros body_rates writes)
+        for r in range(formed.shape[0]):
+            for c in range(formed[r, 0], formed[r, 1]):
+                if not np.isfinite(ks[6, c]):
+                    return False, t, y, h_next, h
         _reference(y1, ref, lay, weights)
         finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled)
         if not finite:

@@ -56,14 +56,22 @@ def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (co
 
 
 @njit(cache=True)
-def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
-             mass_equiv):  # pragma: no cover (compiled)
-    """The slip margins: 1 for every axle, and for the loaded axles ``k`` adhesion less
-    the rail force they need."""
-    g = np.ones(na)
+def margins_into(g, k, v, a, psi, rail, normal, torque, brake_max, r,
+                 mass_equiv):  # pragma: no cover (compiled)
+    """The slip margins into ``g`` (one entry per axle): 1 for every axle, and for the
+    loaded axles ``k`` adhesion less the rail force they need."""
     need = _rail_force(v, a, torque, brake_max, r, mass_equiv)
+    g[:] = 1.0
     for j in range(k.size):
         g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need[j])
+
+
+@njit(cache=True)
+def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
+             mass_equiv):  # pragma: no cover (compiled)
+    """The slip margins (:func:`margins_into`) as a fresh array."""
+    g = np.empty(na)
+    margins_into(g, k, v, a, psi, rail, normal, torque, brake_max, r, mass_equiv)
     return g
 
 
