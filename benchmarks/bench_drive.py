@@ -83,6 +83,21 @@ def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km"
     return sc
 
 
+def train_cases() -> list[str]:
+    """The cases built here from a train file (the others run a shipped scenario)."""
+    return sorted(k for k, v in CASES.items() if "scenario" not in v)
+
+
+def case_scenario(case: str, sim_time: float | None = None) -> rrscore.Scenario:
+    """A train case's scenario with the rk45 solver, over ``sim_time`` (default: the
+    case's own simulated time)."""
+    if case not in train_cases():
+        raise SystemExit(f"case {case!r} is a whole scenario: pick one of {train_cases()}")
+    spec = {k: v for k, v in CASES[case].items() if k != "repeat"}
+    sim = spec.pop("sim_time")
+    return scenario(spec.pop("train"), sim_time or sim, "rk45", **spec)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--case", choices=sorted(CASES), action="append")

@@ -33,12 +33,7 @@ from rrscore.simulation import Drive  # noqa: E402
 
 def timed_run(case: str) -> dict:
     """One drive of ``case`` with the loop's calls timed; the per-call records."""
-    spec = dict(bench_drive.CASES[case])
-    if "scenario" in spec:
-        raise SystemExit(f"case {case!r} is a whole scenario: pick one of the trains")
-    spec.pop("repeat")
-    sim_time, train = spec.pop("sim_time"), spec.pop("train")
-    drive = Drive(bench_drive.scenario(train, sim_time, "rk45", **spec))
+    drive = Drive(bench_drive.case_scenario(case))
     run = drive.run_
     solver, loop = run.solver, run.integrator.loop
     if loop is None:
@@ -88,9 +83,7 @@ def stretches(rec: dict, width: float) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--case", default="spring",
-                        choices=sorted(k for k, v in bench_drive.CASES.items()
-                                       if "scenario" not in v))
+    parser.add_argument("--case", default="spring", choices=bench_drive.train_cases())
     parser.add_argument("--stretch", type=float, default=50.0, help="seconds per stretch")
     parser.add_argument("--repeat", type=int, default=1, help="runs; the fastest reported")
     args = parser.parse_args()
