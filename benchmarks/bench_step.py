@@ -39,7 +39,7 @@ def _rhs_calls(n, t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in
                bodies, held, frozen, direction):  # pragma: no cover (compiled)
     for _ in range(n):
         steploop._rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-                      air, bodies, held, frozen, direction)
+                      air, bodies, held, frozen, direction, True)
 
 
 @njit(cache=True)

@@ -186,10 +186,12 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled
 
 @njit(cache=True)
 def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
-         held, frozen, direction):  # pragma: no cover (compiled)
+         held, frozen, direction, wheels):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
     couplers, the vehicle plugins' states, the air the air brake draws from main
-    reservoirs (``air``: their states' indices and the rates), then the body pass."""
+    reservoirs (``air``: their states' indices and the rates), then the body pass.
+    ``wheels`` false: the rolling wheels' rates (zeros) are not written (a step's stages
+    leave them as the zeros its buffer holds)."""
     _coupler_forces(y, dy, cf, kern, lay, ctable)
     sv = lay[1]
     for b in range(vs_lay.shape[0]):
@@ -208,7 +210,7 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air
             dy[mr_index[k]] = after[k]
     idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
     body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle.size, lay[5] == 1)
+               axle_vehicle.size if wheels else 0, lay[5] == 1)
 
 
 @njit(cache=True)
@@ -218,7 +220,7 @@ def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, i
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
          (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles),
-         held, frozen, direction)
+         held, frozen, direction, True)
 
 
 # ---------------------------------------------------------------------- events
@@ -383,24 +385,27 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
-    state = y.copy()  # the entries no right-hand side reads keep the step's start value
+    # a stage's state: only the entries ``live`` are formed (and read by the right-hand
+    # side); the others are never read, so they are not copied either
+    state = np.empty(y.size)
     while True:
         last = t + h >= t_bound
         if last:
             h = t_bound - t
-        ks[0, :] = f
+        for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds)
+            ks[0, formed[r, 0]:formed[r, 1]] = f[formed[r, 0]:formed[r, 1]]
         for i in range(1, 6):
             if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
-                 vs_sign, inputs, air, bodies, held, frozen, direction)
-        # the step's end on the entries ``formed`` (the wheels' are read off the bodies
-        # below, once the step is accepted)
-        y1 = y.copy()
+                 vs_sign, inputs, air, bodies, held, frozen, direction, False)
+        # the step's end on the entries ``formed``; the others, the wheels', are read off
+        # the bodies below, once the step is accepted (every entry is written: no copy)
+        y1 = np.empty(y.size)
         if not _stage_live(y, h, _DP_B, ks, 6, formed, y1):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             air, bodies, held, frozen, direction)
+             air, bodies, held, frozen, direction, False)
         counts[0] += 6
         # (the entries outside ``formed``, the wheels', are the zeros body_rates writes)
         for r in range(formed.shape[0]):
@@ -563,7 +568,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     slack_to = slack_from + (nc * nk if lay[9] else 0)
     ref = np.zeros(n)
     mag0 = np.empty(n)
-    ks2 = np.empty((7, n))
+    ks2 = np.zeros((7, n))  # zeros: a step's stages leave the rolling wheels' rates
     tmp = np.zeros(2, dtype=np.int64)
     landed = np.zeros(nc * nk, dtype=np.bool_)
     steps = 0
@@ -578,11 +583,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         y = Y[steps]
         if fresh:  # a restart: the derivative at the start (and the coupler forces)
             _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-                 bodies, held, frozen, direction)
+                 bodies, held, frozen, direction, True)
             counts[0] += 1
         elif lay[10]:  # the break margins need the coupler forces at the start
             _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction)
+                 inputs, air, bodies, held, frozen, direction, True)
         ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
         if fresh and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
@@ -915,7 +920,9 @@ class StepLoop:
         self._T = np.empty(size + 1)
         self._Y = np.empty((size + 1, n))
         self._F = np.empty((size + 1, n))
-        self._KS = np.empty((size, 7, n))
+        # zeros: a step's stages leave the rolling wheels' rates (zero) as they are, so that
+        # half a long train's stages (its wheels) need not be written at every step
+        self._KS = np.zeros((size, 7, n))
         self._counts = np.zeros(4, dtype=np.int64)
         self._whole = np.ones(size, dtype=np.bool_)
         self._H = np.zeros(size)
