@@ -301,6 +301,12 @@ class ControlSteps:
                      np.array(inmap, dtype=np.int64)]
             layout.append(row)
         self.clay = np.array(layout, dtype=np.int64).reshape(-1, 14)
+        # per batch, as Python ints (for _parts, at every gather and scatter): its vehicles,
+        # axles per vehicle, fields, and where its fields, Q_a, Q_r, adhesion factors and
+        # last settings start in the buffer
+        self._offsets = [(int(row[_N]), int(row[_K]), int(row[_NF]),
+                          [int(row[c]) for c in (_FIELDS, _QA, _QR, _FACTOR, _LAST)])
+                         for row in self.clay]
         self.cint = np.concatenate(ints).astype(np.int64) if ints else np.zeros(0, np.int64)
         self.cbuf = np.zeros(at)
         self.save = np.zeros(at)
@@ -313,6 +319,7 @@ class ControlSteps:
         self.watch = np.zeros(WATCH_SIZE)
         self._dtypes: list[list[np.dtype | None]] = [[] for _ in self._fields]
         self._gathered = np.zeros(0)  # the buffer as the last gather left it
+        self._constants, self._constants_for = np.zeros((4, 0)), None
 
     @staticmethod
     def no_kernels() -> tuple:
@@ -344,12 +351,9 @@ class ControlSteps:
         dtypes, where its fields start in the buffer and its parts of it (fields as rows,
         ``Q_a``, ``Q_r``, adhesion factor, what it set last), in the train's order."""
         cbuf = self.cbuf
-        for (b, _, _, _, last), row, fields, dtypes in zip(self.dyn.placed, self.clay,
-                                                          self._fields, self._dtypes,
-                                                          strict=True):
-            n, k, nf = (int(v) for v in row[:3])
+        for (b, _, _, _, last), (n, k, nf, at), fields, dtypes in zip(
+                self.dyn.placed, self._offsets, self._fields, self._dtypes, strict=True):
             size = n * (k + 1)
-            at = [int(row[c]) for c in (_FIELDS, _QA, _QR, _FACTOR, _LAST)]
             yield (b.model, last, fields, dtypes, at[0],
                    cbuf[at[0]:at[0] + nf * n].reshape(nf, n),
                    cbuf[at[1]:at[1] + size].reshape(n, k + 1),
@@ -408,5 +412,9 @@ class ControlSteps:
         """Per vehicle: mass, the rolling axles' equivalent mass, the resistance's constant
         term and the starting resistance (what the held sums take besides the inputs)."""
         tr, w = self.dyn.train, self.dyn.wheelsets
-        return np.ascontiguousarray(np.vstack([tr.mass, w.mass_equiv_rolling(), tr.c0,
-                                               tr.start0]), dtype=float)
+        equiv = w.mass_equiv_rolling()  # a new array at each change of the axles' modes
+        if self._constants_for is not equiv:
+            self._constants = np.ascontiguousarray(np.vstack([tr.mass, equiv, tr.c0,
+                                                              tr.start0]), dtype=float)
+            self._constants_for = equiv
+        return self._constants
