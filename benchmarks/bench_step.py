@@ -34,7 +34,7 @@ from rrscore.compiled import body_rates  # noqa: E402
 from rrscore.simulation import Drive  # noqa: E402
 
 
-@njit(cache=True)
+@njit  # compiled afresh each run: the loop it times may have changed since
 def _rhs_calls(n, t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
                bodies, held, frozen, direction):  # pragma: no cover (compiled)
     for _ in range(n):
@@ -42,13 +42,13 @@ def _rhs_calls(n, t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in
                       air, bodies, held, frozen, direction, True)
 
 
-@njit(cache=True)
+@njit  # compiled afresh each run: the loop it times may have changed since
 def _coupler_calls(n, y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled)
     for _ in range(n):
         steploop._coupler_forces(y, dy, cf, kern, lay, ctable)
 
 
-@njit(cache=True)
+@njit  # compiled afresh each run: the loop it times may have changed since
 def _body_calls(n, y, cf, dy, bodies, held, frozen, direction,
                 rigid):  # pragma: no cover (compiled)
     idx, knots, tables, static, axle_vehicle, _, _ = bodies
@@ -57,7 +57,7 @@ def _body_calls(n, y, cf, dy, bodies, held, frozen, direction,
                    axle_vehicle.size, rigid)
 
 
-@njit(cache=True)
+@njit  # compiled afresh each run: the loop it times may have changed since
 def _step_calls(n, t, y, f, h, R, atol, rtol, weights, live, formed, controlled, ks, ref,
                 mag0, cf, counts):  # pragma: no cover (compiled)
     ok = True
@@ -67,7 +67,7 @@ def _step_calls(n, t, y, f, h, R, atol, rtol, weights, live, formed, controlled,
     return ok
 
 
-@njit(cache=True)
+@njit  # compiled afresh each run: the loop it times may have changed since
 def _event_calls(n, y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force,
                  watch):  # pragma: no cover (compiled)
@@ -95,23 +95,25 @@ def timings(d: Drive, calls: int, rounds: int) -> dict[str, float]:
     cf = np.empty(max(dyn.n - 1, 0))
     dy = np.empty(n)
     frozen, direction = b.frozen.copy(), b.direction.copy()
-    R = (loop._kernels, loop._rhs_lay, loop._ctable, loop._vs_lay, loop._vs_index,
-         loop._vs_sign, loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction)
-    atol, rtol = loop._atol_rtol
+    # the loop's whole layout (the step reads the vehicles' count in it, the right-hand
+    # side its first six entries), with the slip margins watched as the loop sets them
     lay = loop._lay.copy()
     slip = w.loaded_rows
     lay[7] = slip.shape[1] > 0
+    R = (loop._kernels, lay, loop._ctable, loop._vs_lay, loop._vs_index, loop._vs_sign,
+         loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction)
+    atol, rtol = loop._atol_rtol
     g = np.empty(lay[6] + lay[8] + max(dyn.n - 1, 0) * (loop._kinks.shape[1] + 1))
     h = min(s.h, s.max_step)
     parts = {
         "right-hand side": lambda k: _rhs_calls(k, s.t, y, dy, cf, *R),
-        "  coupler forces": lambda k: _coupler_calls(k, y, dy, cf, loop._kernels,
-                                                     loop._rhs_lay, loop._ctable),
+        "  coupler forces": lambda k: _coupler_calls(k, y, dy, cf, loop._kernels, lay,
+                                                     loop._ctable),
         "  body pass": lambda k: _body_calls(k, y, cf, dy, loop._bodies, b.held, frozen,
                                              direction, bool(dyn.rigid)),
         "step (6 right-hand sides)": lambda k: _step_calls(
             k, s.t, y, f, h, R, atol, rtol, dyn._mean_weights, loop._live, loop._formed,
-            loop._controlled, np.empty((7, n)), np.zeros(n), np.empty(n), cf,
+            loop._controlled, np.zeros((7, n)), np.zeros(n), np.empty(n), cf,
             np.zeros(4, dtype=np.int64)),
         "events": lambda k: _event_calls(
             k, y, f, cf, g, lay, frozen, direction, slip, w.loaded_law, loop._laws_coef,
