@@ -516,7 +516,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
              counts, cstate, cbuf, save, clay, cint, body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-             loaded_vehicle, watch, f_restart):  # pragma: no cover (compiled)
+             loaded_vehicle, watch, f_restart, ks2):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -531,7 +531,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     ``live``, ``formed``, ``controlled``: the ranges (rows ``start, stop``) of the
     state's entries a right-hand side reads, of those a step's end forms (all but the
     wheels', read off the bodies: :func:`rrscore.wheelsets.fill_rolling`) and of those
-    under error control (a finite ``atol``).
+    under error control (a finite ``atol``). ``ks2``: room for the stages of a step taken
+    again to end on a slack edge (its wheels' columns zero, as ``KS``'s: the stages leave
+    them).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges.
 
@@ -568,7 +570,6 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     slack_to = slack_from + (nc * nk if lay[9] else 0)
     ref = np.zeros(n)
     mag0 = np.empty(n)
-    ks2 = np.zeros((7, n))  # zeros: a step's stages leave the rolling wheels' rates
     tmp = np.zeros(2, dtype=np.int64)
     landed = np.zeros(nc * nk, dtype=np.bool_)
     steps = 0
@@ -923,6 +924,7 @@ class StepLoop:
         # zeros: a step's stages leave the rolling wheels' rates (zero) as they are, so that
         # half a long train's stages (its wheels) need not be written at every step
         self._KS = np.zeros((size, 7, n))
+        self._ks2 = np.zeros((7, n))  # the stages of a step taken again (zeros: as KS)
         self._counts = np.zeros(4, dtype=np.int64)
         self._whole = np.ones(size, dtype=np.bool_)
         self._H = np.zeros(size)
@@ -1133,7 +1135,7 @@ class StepLoop:
                 self._g_out, counts, self._cstate, *self._control_args, dyn.body_force,
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
-                w.loaded_vehicle(), self._ahead_watch, self._f_restart)
+                w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
