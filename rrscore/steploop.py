@@ -392,7 +392,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         last = t + h >= t_bound
         if last:
             h = t_bound - t
-        for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds)
+        for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds, as f's)
             ks[0, formed[r, 0]:formed[r, 1]] = f[formed[r, 0]:formed[r, 1]]
         for i in range(1, 6):
             if not _stage_live(y, h, _A[i], ks, i, live, state):
@@ -407,7 +407,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction, False)
         counts[0] += 6
-        # (the entries outside ``formed``, the wheels', are the zeros body_rates writes)
+        # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
         for r in range(formed.shape[0]):
             for c in range(formed[r, 0], formed[r, 1]):
                 if not np.isfinite(ks[6, c]):
