@@ -88,14 +88,15 @@ def train_cases() -> list[str]:
     return sorted(k for k, v in CASES.items() if "scenario" not in v)
 
 
-def case_scenario(case: str, sim_time: float | None = None) -> rrscore.Scenario:
-    """A train case's scenario with the rk45 solver, over ``sim_time`` (default: the
-    case's own simulated time)."""
+def case_scenario(case: str, sim_time: float | None = None,
+                  solver: str = "rk45") -> rrscore.Scenario:
+    """A train case's scenario with ``solver``, over ``sim_time`` (default: the case's
+    own simulated time)."""
     if case not in train_cases():
         raise SystemExit(f"case {case!r} is a whole scenario: pick one of {train_cases()}")
     spec = {k: v for k, v in CASES[case].items() if k != "repeat"}
     sim = spec.pop("sim_time")
-    return scenario(spec.pop("train"), sim_time or sim, "rk45", **spec)
+    return scenario(spec.pop("train"), sim_time or sim, solver, **spec)
 
 
 def main() -> None:
@@ -141,12 +142,8 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
     case = CASES[name]
     if case.get("multibody"):
         return run_rigid_case(name, args)
-    if "scenario" in case:
-        sc = shipped_scenario(case, args.solver, args.sim_time)
-    else:
-        sc = scenario(case["train"], args.sim_time or case["sim_time"], args.solver,
-                      case["route"], case["payload"], case["sample"], case.get("start"),
-                      case.get("driver"), case.get("standstill", False))
+    sc = (shipped_scenario(case, args.solver, args.sim_time) if "scenario" in case
+          else case_scenario(name, args.sim_time, args.solver))
     runs = [rrscore.Drive(sc).run().summary for _ in range(args.repeat or case["repeat"])]
     best = min(runs, key=lambda s: s["wall_time_s"])
     resolved = sc.resolved()["scenario"]
