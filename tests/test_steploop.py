@@ -189,6 +189,38 @@ def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
     assert fast.summary["steps"] == ref.summary["steps"]
 
 
+def test_the_steps_the_loop_hands_on_carry_the_right_hand_side_at_their_states():
+    # every step's derivatives, at its start (its first stage) and at its end, are the
+    # Python path's right-hand side there, the rolling wheels' zero rates included
+    # (the loop's stages leave those entries of its buffers as they are: they must be
+    # zeros, not whatever the buffers held)
+    path = ROOT / "configs" / "scenarios" / "freight_50.toml"
+    drive = rrscore.Drive(_load(path, True).with_values({"stop.max_time": 30.0}))
+    run = drive.run_
+    run.ahead = False  # one set of held inputs per call of the loop
+    loop, dyn = run.integrator.loop, run.dyn
+    original, checked = loop.run, []
+
+    def run_and_check(*args, **kwargs):
+        status, steps = original(*args, **kwargs)
+        if steps is not None:
+            for j in range(len(steps)):
+                segment = steps.segment(j)
+                for t, y, f in ((segment.t0, segment.y0, segment.f0),
+                                (segment.t1, segment.y1, segment.f1)):
+                    assert not f[dyn.somega].any() and not f[dyn.sphi].any()
+                    if (y[dyn.sv] > 0).all():  # (friction held as the bodies hold it now)
+                        np.testing.assert_allclose(f, dyn.rhs(t, y), rtol=1e-12,
+                                                   atol=1e-300)
+                        checked.append(t)
+        return status, steps
+
+    loop.run = run_and_check
+    drive.run()
+    assert len(checked) > 200  # the loop took the drive's steps, the train moving
+    assert run.solver.t == 30.0
+
+
 def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage_does():
     # the loop's stages against the solver's full stage state: equal to the bit where
     # formed, and the unread entries (wheel angles and spins, energy account) left alone
