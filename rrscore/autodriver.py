@@ -94,6 +94,66 @@ def _target_speed(front, rear, starts, ends, limits, margin, decel, cruise,
     return max(target, 0.0)
 
 
+# The built-in driver's run state as the compiled loop holds it (AutoDriver.loop_state):
+# the integral term, the last command, stopped (1/0), the next decision's time, the
+# target speed, coasting (1/0), and whether the loop decides (1/0: enabled, no timetable)
+(D_INTEGRAL, D_COMMAND, D_STOPPED, D_NEXT, D_TARGET, D_COASTING, D_ON) = range(7)
+DRIVER_STATE_SIZE = 7
+# Its settings (AutoDriver.loop_params): decision interval, margin, planned deceleration,
+# cruising speed, stop position (NaN: none), stop tolerance, the rear vehicle's half length
+(P_INTERVAL, P_MARGIN, P_DECEL, P_CRUISE, P_STOP_AT, P_TOLERANCE, P_REAR_HALF) = range(7)
+DRIVER_PARAMS_SIZE = 7
+
+
+@njit(cache=True)
+def decide(t, front, rear, speed, s, p, sections):  # pragma: no cover (compiled)
+    """:meth:`AutoDriver.update` without a timetable, for the compiled loop: the same
+    decision in the same arithmetic, on the state ``s`` (written) with the settings
+    ``p`` (the ``D_`` and ``P_`` entries) and the route's sections (rows: starts, ends,
+    limits). Returns whether the command changed (``s[D_COMMAND]``: traction above
+    zero, brake below)."""
+    if s[D_ON] == 0.0 or t < s[D_NEXT] - 1e-9:
+        return False
+    dt = p[P_INTERVAL] if s[D_NEXT] > 0 else 0.0
+    s[D_NEXT] = t + p[P_INTERVAL]
+    stop_at = p[P_STOP_AT]
+    if stop_at == stop_at and s[D_STOPPED] == 0.0:
+        to_go = stop_at - front
+        s[D_STOPPED] = 1.0 if to_go <= 0.0 or (to_go <= p[P_TOLERANCE]
+                                              and speed < _CRAWL) else 0.0
+    if s[D_STOPPED] != 0.0:
+        s[D_TARGET] = 0.0
+        return _send(-1.0, s)
+    limit = _target_speed(front, rear, sections[0], sections[1], sections[2], p[P_MARGIN],
+                          p[P_DECEL], p[P_CRUISE], stop_at)
+    s[D_TARGET] = limit  # min(limit, inf): no timetable
+    s[D_COASTING] = 0.0
+    error = s[D_TARGET] - speed
+    u = _KP * error + s[D_INTEGRAL]
+    if -1.0 < u < 1.0:  # integrate only when not saturated (no wind-up)
+        s[D_INTEGRAL] += _KI * error * dt
+        u = _KP * error + s[D_INTEGRAL]
+    # np.clip's value (NaN passes through)
+    return _send(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), s)
+
+
+@njit(cache=True)
+def _send(u, s):  # pragma: no cover (compiled)
+    """:meth:`AutoDriver._send`'s decision: whether ``u`` goes out (into ``s``)."""
+    c = s[D_COMMAND]
+    if abs(u - c) < _DEADBAND and not ((u == -1.0 or u == 1.0) and u != c):
+        return False
+    s[D_COMMAND] = u
+    return True
+
+
+@njit(cache=True)
+def levels(u):  # pragma: no cover (compiled)
+    """The traction and brake levels of command ``u``, as Python's ``max(u, 0.0)`` and
+    ``max(-u, 0.0)`` give them (a negative zero included)."""
+    return (0.0 if 0.0 > u else u), (0.0 if 0.0 > -u else -u)
+
+
 def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Context) -> None:
     """Raise a ConfigError if the built-in driver cannot drive this train on this route."""
     if cfg["mode"] == "off":
@@ -189,6 +249,28 @@ class AutoDriver:
             self.integral += _KI * error * dt
             u = _KP * error + self.integral
         return self._send(float(np.clip(u, -1.0, 1.0)), t)
+
+    def loop_state(self) -> np.ndarray:
+        """The run state as :func:`decide` takes it (the ``D_`` entries); ``D_ON`` 0 where
+        the loop may not decide (disabled, or a timetable, which is Python's)."""
+        on = self.enabled and self.timetable is None
+        return np.array([self.integral, self.command, float(self.stopped), self.next_time,
+                         self.target, float(self.coasting), float(on)])
+
+    def take_loop_state(self, s: np.ndarray) -> None:
+        """The run state the compiled loop's decisions left in ``s``."""
+        self.integral, self.command = float(s[D_INTEGRAL]), float(s[D_COMMAND])
+        self.stopped, self.next_time = bool(s[D_STOPPED]), float(s[D_NEXT])
+        self.target, self.coasting = float(s[D_TARGET]), bool(s[D_COASTING])
+
+    def loop_params(self) -> tuple[np.ndarray, np.ndarray]:
+        """The settings :func:`decide` takes (the ``P_`` entries) and the route's sections
+        (rows: starts, ends, limits)."""
+        stop = math.nan if self.stop_at is None else self.stop_at
+        params = np.array([self.interval, self.margin, self.decel, self.cruise, stop,
+                           self.stop_tolerance, self.train.half_length[-1]])
+        return params, np.ascontiguousarray(np.vstack([self._starts, self._ends,
+                                                       self._limits]))
 
     def _send(self, u: float, t: float) -> bool:
         if abs(u - self.command) < _DEADBAND and not (u in (-1.0, 1.0) and u != self.command):

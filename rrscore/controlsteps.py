@@ -20,9 +20,13 @@ its writes undone, and every control step after it. A restart that finds an axle
 driven beyond adhesion is handed back done, for the integrator to act on.
 The run decides when to let the loop go ahead (:meth:`rrscore.run.Run.advance`):
 never while a key is held, a ramp is under way, or with an air brake, whose air
-runs on its own integration in Python; with the built-in driver, only up to its
-next decision, which is Python's (it decides every ``update_interval``, 1 s by
-default, and holds its commands in between).
+runs on its own integration in Python. The built-in driver's decisions are the
+loop's too (:func:`rrscore.autodriver.decide`, every ``update_interval``) where
+it drives without a timetable and every vehicle type it drives can take them:
+its ``control_kernel`` (``set_control`` compiled), or, where the model keeps
+``set_control`` as the framework gives it, the control among its
+``step_fields``. Elsewhere the loop goes only up to the driver's next decision,
+which is Python's.
 """
 
 from __future__ import annotations
@@ -33,20 +37,34 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit, types
 
+from .autodriver import (
+    BRAKE,
+    D_COMMAND,
+    D_ON,
+    DRIVER_PARAMS_SIZE,
+    DRIVER_STATE_SIZE,
+    P_REAR_HALF,
+    TRACTION,
+    decide,
+    levels,
+)
 from .compiled import Kernel, compile_kernel
 from .dynamics import _held_inputs, _place
-from .vehicle import step_field_kind
+from .vehicle import VehicleModel, step_field_kind
 from .wheelsets import _loaded_rows
 
 if TYPE_CHECKING:
+    from .autodriver import AutoDriver
     from .dynamics import TrainDynamics
-    from .vehicle import VehicleModel
 
 #: The signature of ``VehicleModel.step_kernel``: ``(t, dt, x, v, fields, q_a, q_r)``,
 #: returning 0 where it did what ``step`` does.
 CONTROL_KERNEL = types.int64(types.float64, types.float64, types.float64[::1],
                              types.float64[::1], types.float64[:, ::1],
                              types.float64[:, ::1], types.float64[:, ::1])
+#: The signature of ``VehicleModel.control_kernel``: ``(control, value, fields)``,
+#: returning 0 where it did what ``set_control`` does.
+SET_KERNEL = types.int64(types.int64, types.float64, types.float64[:, ::1])
 #: Vehicle types the compiled control steps serve at most (a train has a few).
 MAX_CONTROL_BATCHES = 4
 
@@ -54,9 +72,13 @@ MAX_CONTROL_BATCHES = 4
 # where its arrays start: in the float buffer its fields, Q_a, Q_r, adhesion factor,
 # orientation and what it set last; in the int buffer its vehicles, axles, where each
 # field's state is in the state vector (or -1) and which field feeds each of its state
-# rates' inputs (or -1); its place among the batches with states (or -1).
+# rates' inputs (or -1); its place among the batches with states (or -1); for the
+# built-in driver's traction and brake levels, the control's index in the model's
+# ``controls`` (-1: the model has none) and its row among the fields (-1: the model's
+# control kernel sets it); whether the model gives a control kernel (1/0).
 (_N, _K, _NF, _FIELDS, _QA, _QR, _FACTOR, _SIGN, _LAST, _VEH, _AXLES, _SPEC, _INMAP,
- _VS) = range(14)
+ _VS, _T_CTL, _T_ROW, _B_CTL, _B_ROW, _SETTER) = range(19)
+LAYOUT_COLUMNS = 19
 # Entries of the watch array: the front's limit (a stop position, the route's end, an
 # action's position), the lead's start position, the maximum distance (0: none), the
 # standstill speed, whether standstill stops (1/0), whether the train has moved (1/0,
@@ -71,6 +93,10 @@ KEPT, RESTARTED, HANDED_BACK = 0, 1, 2
 
 
 def _no_step(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+    return 1
+
+
+def _no_set(control, value, fields):  # pragma: no cover (compiled)
     return 1
 
 
@@ -138,6 +164,49 @@ def kernel_problems(model: VehicleModel, t: float, dt: float) -> list[str]:
     return problems
 
 
+def control_kernel_problems(model: VehicleModel) -> list[str]:
+    """Where ``model``'s ``control_kernel`` does not do to its ``step_fields`` what its
+    ``set_control`` does to those attributes, to the bit, for each of its controls set
+    on every vehicle to the ends and the middle of the control's range: one line per
+    difference found (none: they agree, or the kernel declined)."""
+    cls = type(model)
+    if cls.control_kernel is None:
+        return []
+    kernel = compile_kernel(cls.control_kernel, SET_KERNEL)
+    kinds = field_kinds(cls)
+    rows = np.arange(model.count)
+    problems = []
+    for control, name in enumerate(cls.controls):
+        lo, hi = cls.control_ranges.get(name, (0.0, 1.0))
+        for value in (lo, (lo + hi) / 2, hi):
+            a, b = copy.deepcopy(model), copy.deepcopy(model)
+            fields = np.zeros((len(kinds), model.count))
+            for r, (kind, field) in enumerate(kinds):
+                got = field_value(a, kind, field)
+                if got is not None:
+                    fields[r] = got
+            try:
+                code = kernel.call(control, float(value), fields)
+            except Exception as exc:
+                return [f"control_kernel raised {type(exc).__name__}: {exc}"]
+            if code != 0:
+                continue  # declined: set_control runs instead
+            try:
+                b.set_control(name, rows, float(value))
+            except Exception as exc:
+                return [f"set_control raised {type(exc).__name__}: {exc}"]
+            for r, (kind, field) in enumerate(kinds):
+                if kind != "attr":
+                    continue
+                theirs = np.asarray(field_value(b, kind, field), dtype=float)
+                if not np.array_equal(fields[r], theirs, equal_nan=True):
+                    problems.append(f"control_kernel differs from set_control({name!r}, "
+                                    f"{value:g}): {field} is {fields[r].tolist()} where "
+                                    f"set_control gives {theirs.tolist()}")
+                    break
+    return problems
+
+
 @njit(cache=True)
 def _due(y, sx, sv, nv, watch):  # pragma: no cover (compiled)
     """Whether a stop condition or a driver's action that :meth:`Run.advance
@@ -159,22 +228,68 @@ def _due(y, sx, sv, nv, watch):  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
-def control_step(t, y, sx, sv, kernels, cbuf, save, clay, cint, inputs, body_force,
-                 body_resist, torque, brake_own, axle_brake, rail_factor, rail_condition,
-                 rolling, vconst, aconst, axle_vehicle, loaded_vehicle, slip, held,
-                 has_friction, rigid, watch):  # pragma: no cover (compiled)
+def _drive(t, y, sx, sv, nv, setters, cbuf, clay, dstate, dparams, sections,
+           watch):  # pragma: no cover (compiled)
+    """The built-in driver's decision at ``(t, y)`` (:func:`rrscore.autodriver.decide`)
+    and, where its command changed, the levels set on every batch that takes them,
+    traction first, then brake, as :meth:`AutoDriver._send
+    <rrscore.autodriver.AutoDriver._send>` sets them. Returns -1 where a control kernel
+    declined (the caller undoes), else whether the command changed (1/0)."""
+    front = y[sx] + watch[W_HALF]
+    rear = y[sx + nv - 1] - dparams[P_REAR_HALF]
+    if not decide(t, front, rear, y[sv], dstate, dparams, sections):
+        return 0
+    traction, brake = levels(dstate[D_COMMAND])
+    for which in range(2):
+        value = traction if which == 0 else brake
+        for b in range(clay.shape[0]):
+            control = clay[b, _T_CTL + 2 * which]
+            if control < 0:
+                continue  # not one of the driver's vehicles
+            n, nf = clay[b, _N], clay[b, _NF]
+            fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
+            if clay[b, _SETTER]:
+                if setters[b](control, value, fields) != 0:
+                    return -1
+            else:  # set_control as the framework gives it: the attribute's row
+                row = clay[b, _T_ROW + 2 * which]
+                for i in range(n):
+                    fields[row, i] = value
+    return 1
+
+
+@njit(cache=True)
+def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
+                 body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
+                 rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
+                 slip, held, has_friction, rigid, watch):  # pragma: no cover (compiled)
     """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
-    takes it where no key is held and no driver's action is due: every batch's kernel
-    on its vehicles' positions, speeds and states, then what :meth:`TrainDynamics.
-    set_inputs <rrscore.dynamics.TrainDynamics.set_inputs>` does with what they set (the
-    placing pass, the loaded axles' rows, the held sums; written in place). Returns
-    :data:`KEPT`, :data:`RESTARTED` (inputs changed) or :data:`HANDED_BACK` (nothing
-    done)."""
+    takes it where no key is held and no driver's action is due: the built-in driver's
+    decision where the loop takes it (``driver``, rows: its state, a copy, its settings;
+    ``sections``: the route's; see :func:`_drive`), every batch's
+    kernel on its vehicles' positions, speeds and states, then what
+    :meth:`TrainDynamics.set_inputs <rrscore.dynamics.TrainDynamics.set_inputs>` does
+    with what they set (the placing pass, the loaded axles' rows, the held sums;
+    written in place). Returns :data:`KEPT`, :data:`RESTARTED` (inputs changed, or the
+    driver's command: the Python path restarts then too) or :data:`HANDED_BACK`
+    (nothing done: the buffer and the driver's state as they were)."""
     nv = body_force.size
     if _due(y, sx, sv, nv, watch):
         return HANDED_BACK
     dt = watch[W_DT]
+    kernels = kern.steps
+    dstate, dsave = driver[0], driver[1]
     save[:] = cbuf  # to undo the kernels' writes where the step is handed back
+    dsave[:] = dstate
+    acted = False
+    if dstate[D_ON] != 0.0:
+        code = _drive(t, y, sx, sv, nv, kern.setters, cbuf, clay, dstate, driver[2],
+                      sections, watch)
+        if code < 0:
+            cbuf[:] = save
+            dstate[:] = dsave
+            return HANDED_BACK
+        acted = code == 1
     nb = clay.shape[0]
     for b in range(nb):
         n, k, nf = clay[b, _N], clay[b, _K], clay[b, _NF]
@@ -194,12 +309,14 @@ def control_step(t, y, sx, sv, kernels, cbuf, save, clay, cint, inputs, body_for
                     fields[r, i] = y[at + i]
         if kernels[b](t, dt, x, v, fields, q_a, q_r) != 0:
             cbuf[:] = save
+            dstate[:] = dsave
             return HANDED_BACK
         # outputs step_problems would refuse: the Python path raises on them
         for i in range(n):
             for c in range(k + 1):
                 if not (np.isfinite(q_a[i, c]) and np.isfinite(q_r[i, c]) and q_r[i, c] >= 0):
                     cbuf[:] = save
+                    dstate[:] = dsave
                     return HANDED_BACK
         # an axle newly driven or braked, or no longer: the loaded axles change (their
         # rows, the slip margins' laws); the Python path rebuilds them
@@ -211,6 +328,7 @@ def control_step(t, y, sx, sv, kernels, cbuf, save, clay, cint, inputs, body_for
                 before = rolling[a] and (torque[a] != 0.0 or axle_brake[a] != 0.0)
                 if now != before:
                     cbuf[:] = save
+                    dstate[:] = dsave
                     return HANDED_BACK
     changed = False
     for b in range(nb):
@@ -252,7 +370,7 @@ def control_step(t, y, sx, sv, kernels, cbuf, save, clay, cint, inputs, body_for
                                           rows, loaded_vehicle, vconst[2], vconst[3], rigid)
         held[:, :] = new_held
         has_friction[:] = friction
-    return RESTARTED if changed or inputs_changed else KEPT
+    return RESTARTED if changed or inputs_changed or acted else KEPT
 
 
 class ControlSteps:
@@ -263,11 +381,21 @@ class ControlSteps:
     Built by :meth:`build`, which returns None where some vehicle type has no compiled
     kernel (its steps stay on the Python path)."""
 
-    def __init__(self, dyn: TrainDynamics, kernels: list[Kernel]) -> None:
+    def __init__(self, dyn: TrainDynamics, kernels: list[Kernel],
+                 setters: list[Kernel | None] | None = None) -> None:
         self.dyn = dyn
         calls = [k.call for k in kernels]
         #: The kernels, one per batch (padded with one that always declines).
         self.kernels = tuple(calls) + self.no_kernels()[len(calls):]
+        setters = setters or [None] * len(kernels)
+        no_set = self.no_setters()
+        #: The control kernels, one per batch (one that always declines where a model
+        #: gives none).
+        self.setters = tuple(no_set[0] if k is None else k.call for k in setters) \
+            + no_set[len(setters):]
+        #: Whether the loop can take the built-in driver's decisions: every vehicle type
+        #: with its traction or brake level can have them set in the loop.
+        self.decides = True
         vs = dyn.vehicle_states
         layout, ints = [], []
         at = 0
@@ -289,6 +417,17 @@ class ControlSteps:
                 inmap = [fields.index(("attr", name)) if ("attr", name) in fields else -1
                          for name in m.rates_inputs]
             self._fields.append(fields)
+            # the built-in driver's levels: set by the model's control kernel, or into
+            # the field's row where the model keeps the framework's set_control
+            levels_at = []
+            own_set = type(m).set_control is not VehicleModel.set_control
+            for name in (TRACTION, BRAKE):
+                control = list(m.controls).index(name) if name in m.controls else -1
+                row_at = fields.index(("attr", name)) if ("attr", name) in fields else -1
+                if control >= 0 and setters[len(layout)] is None \
+                        and (own_set or row_at < 0):
+                    self.decides = False
+                levels_at += [control, -1 if setters[len(layout)] is not None else row_at]
             size = n * (k + 1)
             row = [n, k, len(fields)]
             for length in (len(fields) * n, size, size, n * k, n, 2 * size + n * k):
@@ -296,11 +435,12 @@ class ControlSteps:
                 at += length
             ints_at = sum(len(a) for a in ints)
             row += [ints_at, ints_at + n, ints_at + n + n * k,
-                    ints_at + n + n * k + len(spec), vs_at]
+                    ints_at + n + n * k + len(spec), vs_at, *levels_at,
+                    int(setters[len(layout)] is not None)]
             ints += [veh, axles, np.array(spec, dtype=np.int64),
                      np.array(inmap, dtype=np.int64)]
             layout.append(row)
-        self.clay = np.array(layout, dtype=np.int64).reshape(-1, 14)
+        self.clay = np.array(layout, dtype=np.int64).reshape(-1, LAYOUT_COLUMNS)
         # per batch, as Python ints (for _parts, at every gather and scatter): its vehicles,
         # axles per vehicle, fields, and where its fields, Q_a, Q_r, adhesion factors and
         # last settings start in the buffer
@@ -320,12 +460,40 @@ class ControlSteps:
         self._dtypes: list[list[np.dtype | None]] = [[] for _ in self._fields]
         self._gathered = np.zeros(0)  # the buffer as the last gather left it
         self._constants, self._constants_for = np.zeros((4, 0)), None
+        #: The built-in driver's run state while the loop decides (see
+        #: :mod:`rrscore.autodriver`'s ``D_`` entries; ``D_ON`` 0: it does not), a copy
+        #: to undo a control step handed back, its settings and the route's sections.
+        #: Rows: the state, the copy, the settings (as the loop takes them).
+        self.driver = np.zeros((3, max(DRIVER_STATE_SIZE, DRIVER_PARAMS_SIZE)))
+        self.driver_state = self.driver[0]
+        self.sections = np.zeros((3, 0))
+        self._driver = None
 
     @staticmethod
     def no_kernels() -> tuple:
         """:data:`MAX_CONTROL_BATCHES` kernels that always decline (where a train has
         none)."""
         return (compile_kernel(_no_step, CONTROL_KERNEL).call,) * MAX_CONTROL_BATCHES
+
+    @staticmethod
+    def no_setters() -> tuple:
+        """:data:`MAX_CONTROL_BATCHES` control kernels that always decline."""
+        return (compile_kernel(_no_set, SET_KERNEL).call,) * MAX_CONTROL_BATCHES
+
+    def drive(self, auto: AutoDriver | None) -> bool:
+        """Hand the built-in driver's decisions to the loop for the coming advance: its
+        state (and, once, its settings) into the loop's arrays. False where the loop
+        cannot decide for it (no driver, disabled, a timetable, a vehicle type whose
+        levels it cannot set): its next decision is then Python's."""
+        state = self.driver_state
+        if auto is None or not self.decides:
+            state[D_ON] = 0.0
+            return False
+        state[:DRIVER_STATE_SIZE] = auto.loop_state()
+        if self._driver is not auto:
+            self.driver[2, :DRIVER_PARAMS_SIZE], self.sections = auto.loop_params()
+            self._driver = auto
+        return bool(state[D_ON])
 
     @classmethod
     def build(cls, dyn: TrainDynamics) -> ControlSteps | None:
@@ -335,7 +503,7 @@ class ControlSteps:
         batches = dyn.train.batches
         if dyn.airbrake is not None or not batches or len(batches) > MAX_CONTROL_BATCHES:
             return None
-        kernels = []
+        kernels, setters = [], []
         for b in batches:
             fn = type(b.model).step_kernel
             if fn is None:
@@ -344,7 +512,10 @@ class ControlSteps:
             if not kernel.compiled:
                 return None
             kernels.append(kernel)
-        return cls(dyn, kernels)
+            fn = type(b.model).control_kernel
+            setter = None if fn is None else compile_kernel(fn, SET_KERNEL)
+            setters.append(setter if setter is not None and setter.compiled else None)
+        return cls(dyn, kernels, setters)
 
     def _parts(self):
         """Per batch: its model, what it set last (a one-item list), its fields' kinds and

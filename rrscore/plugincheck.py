@@ -147,8 +147,9 @@ def step_problems(model: VehicleModel, first: bool) -> list[str]:
 def check_vehicle_type(registry, type_name: str) -> list[str]:
     """Build one vehicle of ``type_name`` from default values, run it for a second with each
     of its keys pressed in turn, compare its ``step_kernel`` (if any) with its ``step``
-    there, and return the problems found (a skip is reported too)."""
-    from .controlsteps import kernel_problems
+    there and its ``control_kernel`` (if any) with its ``set_control``, and return the
+    problems found (a skip is reported too)."""
+    from .controlsteps import control_kernel_problems, kernel_problems
     from .scenario import scenario_from_table
     from .simulation import Drive
 
@@ -169,7 +170,8 @@ def check_vehicle_type(registry, type_name: str) -> list[str]:
         return [str(exc)]
     # a compiled step must be the step: from the state the keys left, at a few speeds
     run = drive.run_
-    return kernel_problems(run.train.batches[0].model, run.t, run.control_step)
+    model = run.train.batches[0].model
+    return kernel_problems(model, run.t, run.control_step) + control_kernel_problems(model)
 
 
 def check_coupler_model(cls: type[CouplerModel]) -> list[str]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .autodriver import AutoDriver
+from .autodriver import D_ON, AutoDriver
 from .brakereport import BrakeApplications
 from .compiled import compile_seconds
 from .controlsteps import W_MOVED
@@ -295,7 +295,9 @@ class Run:
         if sc.stop_position is not None:
             front = min(front, sc.stop_position)
         auto = drv.autodriver
-        if auto is not None and auto.enabled:  # its next decision is Python's
+        # the built-in driver's decisions: the loop's where it can take them, else the
+        # next one is Python's
+        if not loop.control.drive(auto) and auto is not None and auto.enabled:
             limit = min(limit, auto.next_time - 1e-9)
         for a, done in zip(drv.actions, drv.done, strict=True):
             if done:
@@ -336,6 +338,9 @@ class Run:
         the run does after its own: the restart, the sample."""
         loop, s = self.integrator.loop, self.solver
         taken, restart = loop.end_ahead()
+        auto = self.driver.autodriver
+        if auto is not None and loop.control.driver_state[D_ON]:  # its decisions there
+            auto.take_loop_state(loop.control.driver_state)
         self.n_control += taken
         self.next_control = self.n_control * self.control_step
         self.moved = self.moved or bool(loop.control.watch[W_MOVED])

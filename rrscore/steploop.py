@@ -46,12 +46,15 @@ from numba import njit, types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.experimental import structref
 
+from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .controlsteps import (
     CONTROL_KERNEL,
     HANDED_BACK,
+    LAYOUT_COLUMNS,
     MAX_CONTROL_BATCHES,
     RESTARTED,
+    SET_KERNEL,
     W_DT,
     WATCH_SIZE,
     ControlSteps,
@@ -104,6 +107,7 @@ COUPLER_KERNEL = types.void(types.float64[::1], types.float64[::1], types.float6
 _COUPLER_FN = types.FunctionType(COUPLER_KERNEL)
 _STATES_FN = types.FunctionType(STATE_RATES)
 _CONTROL_FN = types.FunctionType(CONTROL_KERNEL)
+_SET_FN = types.FunctionType(SET_KERNEL)
 
 # The Dormand-Prince stage coefficients as one table (row i: the coefficients of stage i).
 _A = np.zeros((7, 6))
@@ -142,20 +146,22 @@ class _Kernels(structref.StructRefProxy):
         return self
 
 
-structref.define_proxy(_Kernels, _KernelsType, ["coupler", "states", "steps"])
+structref.define_proxy(_Kernels, _KernelsType, ["coupler", "states", "steps", "setters"])
 _STEPS = types.UniTuple(_CONTROL_FN, MAX_CONTROL_BATCHES)
+_SETTERS = types.UniTuple(_SET_FN, MAX_CONTROL_BATCHES)
 _KERNELS_TYPE = _KernelsType([("coupler", _COUPLER_FN),
                               ("states", types.UniTuple(_STATES_FN, MAX_STATE_BATCHES)),
-                              ("steps", _STEPS)])
+                              ("steps", _STEPS), ("setters", _SETTERS)])
 
 
-@njit(_KERNELS_TYPE(_COUPLER_FN, types.UniTuple(_STATES_FN, MAX_STATE_BATCHES), _STEPS),
-      cache=True)
-def _make_kernels(coupler, states, steps):  # pragma: no cover (compiled)
+@njit(_KERNELS_TYPE(_COUPLER_FN, types.UniTuple(_STATES_FN, MAX_STATE_BATCHES), _STEPS,
+                    _SETTERS), cache=True)
+def _make_kernels(coupler, states, steps, setters):  # pragma: no cover (compiled)
     k = structref.new(_KERNELS_TYPE)
     k.coupler = coupler
     k.states = states
     k.steps = steps
+    k.setters = setters
     return k
 
 
@@ -514,7 +520,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
              coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
-             counts, cstate, cbuf, save, clay, cint, body_force, body_resist, axle_torque,
+             counts, cstate, cbuf, save, clay, cint, driver, sections,
+             body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
              loaded_vehicle, watch, f_restart, ks2):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
@@ -713,13 +720,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             status = FULL
             break
         try:
-            code = control_step(t, Y[steps], sx, lay[1], kern.steps, cbuf, save, clay,
-                                cint, inputs, body_force, body_resist, axle_torque,
-                                brake_own, axle_brake, rail_factor, rail_condition, rolling,
-                                vconst, aconst, axle_vehicle, loaded_vehicle, slip, held,
-                                has_friction, lay[5] != 0, watch)
+            code = control_step(t, Y[steps], sx, lay[1], kern, cbuf, save, clay, cint,
+                                driver, sections, inputs, body_force, body_resist,
+                                axle_torque, brake_own, axle_brake, rail_factor,
+                                rail_condition, rolling, vconst, aconst, axle_vehicle,
+                                loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
             cbuf[:] = save  # control steps Python's (whose step names the plugin)
+            driver[0] = driver[1]
             cstate[4] = 1
             code = HANDED_BACK
         if code == HANDED_BACK:  # the Python path takes this control step, and the rest
@@ -838,18 +846,21 @@ class StepLoop:
         ctl = self.control
         self._kernels = _make_kernels(
             (coupler or compile_kernel(_no_coupler, COUPLER_KERNEL)).call, tuple(calls),
-            ControlSteps.no_kernels() if ctl is None else ctl.kernels)
+            ControlSteps.no_kernels() if ctl is None else ctl.kernels,
+            ControlSteps.no_setters() if ctl is None else ctl.setters)
         # control steps taken in this advance, the next control time's index, the last
         # index the loop may take, a restart no step has followed yet, a kernel raised
         self._cstate = np.array([0, 0, -1, 0, 0], dtype=np.int64)
         self._vconst = np.zeros((4, 0))
         if ctl is None:
-            self._control_args = (np.zeros(0), np.zeros(0), np.zeros((0, 14), np.int64),
-                                  np.zeros(0, np.int64))
+            self._control_args = (np.zeros(0), np.zeros(0),
+                                  np.zeros((0, LAYOUT_COLUMNS), np.int64),
+                                  np.zeros(0, np.int64),
+                                  np.zeros((3, max(DRIVER_STATE_SIZE, DRIVER_PARAMS_SIZE))))
             self._ahead_watch = np.zeros(WATCH_SIZE)
             self._aconst = np.zeros((3, 0))
         else:
-            self._control_args = (ctl.cbuf, ctl.save, ctl.clay, ctl.cint)
+            self._control_args = (ctl.cbuf, ctl.save, ctl.clay, ctl.cint, ctl.driver)
             self._ahead_watch = ctl.watch
             self._aconst = ctl.aconst
         #: Whether the loop may take control steps in the current advance.
@@ -1132,7 +1143,10 @@ class StepLoop:
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
                 self._live, self._formed, self._controlled, T, Y, F, KS, self._H,
                 self._whole, self._CF,
-                self._g_out, counts, self._cstate, *self._control_args, dyn.body_force,
+                self._g_out, counts, self._cstate, *self._control_args,
+                self._no_air[1].reshape(3, 0) if self.control is None
+                else self.control.sections,
+                dyn.body_force,
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2)

@@ -166,6 +166,16 @@ class VehicleModel:
       written back after the loop), its params (``"p.F_max"``), its states
       (``"state.main_reservoir"``, read) and its signals (``"out.traction_force_N"``,
       written).
+    * ``control_kernel``: optional, ``set_control`` again as a plain function that
+      numba can compile, ``control_kernel(control, value, fields) -> int``, for the
+      built-in driver's decisions inside the compiled loop: ``control`` is the
+      index of the control in ``controls``, ``value`` the level set on every
+      vehicle of the batch, ``fields`` as ``step_kernel`` has them. It returns 0
+      where it did to ``fields`` what ``set_control`` does to those attributes,
+      else non-zero (the decision is then Python's). A model that does not
+      override ``set_control`` needs none: the loop sets the control's row of
+      ``fields`` itself where it is one of ``step_fields``. Like ``step_kernel``
+      it must match ``set_control`` to the bit (``rrs plugins --check`` compares).
 
     The air brake (``[vehicle.brake]`` in the config, :mod:`rrscore.airbrake`)
     reads two controls by name if the model declares them: ``brake_valve``
@@ -217,6 +227,7 @@ class VehicleModel:
     rates_inputs: ClassVar[tuple[str, ...]] = ()
     step_kernel: ClassVar[Callable[..., int] | None] = None
     step_fields: ClassVar[tuple[str, ...]] = ()
+    control_kernel: ClassVar[Callable[..., int] | None] = None
 
     def __init__(self, vehicles: list[dict[str, Any]], params: SimpleNamespace,
                  index: np.ndarray, payload_fraction: np.ndarray) -> None:
@@ -346,6 +357,9 @@ def check_vehicle_type(cls: type) -> None:
     if cls.step_kernel is not None and not callable(cls.step_kernel):
         raise TypeError(f"{cls.__qualname__}: step_kernel is {cls.step_kernel!r}, expected a "
                         "function (t, dt, x, v, fields, q_a, q_r)")
+    if cls.control_kernel is not None and not callable(cls.control_kernel):
+        raise TypeError(f"{cls.__qualname__}: control_kernel is {cls.control_kernel!r}, "
+                        "expected a function (control, value, fields)")
     known = {"p": cls.params, "state": cls.states, "out": cls.signals}
     for name in cls.step_fields:
         kind, rest = step_field_kind(name) if isinstance(name, str) else ("", "")

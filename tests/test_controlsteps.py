@@ -346,3 +346,105 @@ def test_a_kernel_that_differs_from_step_is_found():
         loco.__class__ = Off.__mro__[1]
     assert problems and "Q_a" in problems[0]
 
+
+
+# ---------------------------------------------------------- the built-in driver
+def _python_decisions(monkeypatch) -> list[float]:
+    """The times of the built-in driver's decisions taken in Python from now on."""
+    from rrscore.autodriver import AutoDriver
+
+    calls: list[float] = []
+    update = AutoDriver.update
+    monkeypatch.setattr(AutoDriver, "update",
+                        lambda self, t, *a: calls.append(t) or update(self, t, *a))
+    return calls
+
+
+def test_the_loop_takes_the_built_in_drivers_decisions_and_drives_as_python_does(
+        monkeypatch):
+    # every decision after the first (Python's: it checks the plugins) is the loop's,
+    # SimpleLoco's levels set by its control kernel; the drive is Python's to the bit
+    calls = _python_decisions(monkeypatch)
+    sc = _scenario(**CASES["built-in driver stopping"])
+    fast, run = _drive(sc, True)
+    # the first control step's, and a few where the loop hands a control time back
+    assert len(calls) <= 10, calls
+    auto = run.driver.autodriver
+    assert auto.stopped and auto.command == -1.0  # the loop's state taken back
+    calls.clear()
+    ref, _ = _drive(sc, False)
+    assert len(calls) > 100  # every 0.37 s, at the next control time, in Python
+    _assert_same(fast, ref)
+
+
+def test_a_vehicle_type_whose_set_control_the_loop_cannot_take_keeps_the_decisions_python(
+        monkeypatch):
+    # SimpleLoco without its control kernel: its set_control is its own (it clears the
+    # brake's release), which the loop cannot know; the driver decides in Python, the
+    # loop takes the control steps between, and the drive is the same
+    calls = _python_decisions(monkeypatch)
+    monkeypatch.setattr(load_registry().vehicle_types["simple_loco"], "control_kernel", None)
+    fast, run = _drive(_scenario(**CASES["built-in driver"]), True)
+    assert not run.integrator.loop.control.decides
+    assert len(calls) > 110  # every second it is on (off from 60 to 90 s)
+    assert run.integrator.loop.control_steps_taken > 0.6 * round(150.0 / 0.05)
+    ref, _ = _drive(_scenario(**CASES["built-in driver"]), False)
+    _assert_same(fast, ref)
+
+
+@settings(deadline=None, max_examples=60)
+@given(control=st.integers(0, 4), value=st.floats(0, 5), releasing=st.booleans())
+def test_simple_locos_control_kernel_sets_what_its_set_control_does(control, value,
+                                                                      releasing):
+    from rrscore.controlsteps import control_kernel_problems
+
+    _, loco, _ = _models()
+    loco.releasing[:] = releasing
+    name = list(loco.controls)[control]
+    lo, hi = loco.control_ranges[name]
+    loco.set_control(name, np.arange(loco.count), min(max(value, lo), hi))
+    assert control_kernel_problems(loco) == []
+
+
+def test_a_control_kernel_that_differs_from_set_control_is_found():
+    from rrscore.controlsteps import control_kernel_problems
+
+    _, loco, _ = _models()
+    loco.releasing[:] = True
+
+    class Forgets(type(loco)):
+        @staticmethod
+        def control_kernel(control, value, f):  # pragma: no cover (compiled)
+            if control != 1:
+                return 1
+            f[1, :] = value  # the brake level, but releasing left as it was
+            return 0
+
+    loco.__class__ = Forgets
+    try:
+        problems = control_kernel_problems(loco)
+    finally:
+        loco.__class__ = Forgets.__mro__[1]
+    assert problems and "releasing" in problems[0] and "'brake_level'" in problems[0]
+
+
+@settings(deadline=None, max_examples=200)
+@given(speed=st.floats(0, 40), front=st.floats(0, 20000), integral=st.floats(-1, 1),
+       command=st.sampled_from([-1.0, -0.3, 0.0, 0.004, 0.5, 1.0]),
+       stopped=st.booleans(), t=st.floats(0, 2000), first=st.booleans())
+def test_the_compiled_decision_is_the_built_in_drivers_to_the_bit(speed, front, integral,
+                                                                    command, stopped, t,
+                                                                    first):
+    from rrscore.autodriver import D_COMMAND, decide
+
+    run = Run(_scenario(autodriver={"mode": "hold_limit", "stop_at": "B"}, driver=[]))
+    auto = run.driver.autodriver
+    auto.integral, auto.command, auto.stopped = integral, command, stopped
+    auto.next_time = 0.0 if first else t - 0.5
+    rear = front - run.train.total_length
+    state = auto.loop_state()
+    params, sections = auto.loop_params()
+    changed = decide(t, front, rear, speed, state, params, sections)
+    assert changed == auto.update(t, front, rear, speed)
+    np.testing.assert_array_equal(state[:-1], auto.loop_state()[:-1])
+    assert state[D_COMMAND] == auto.command

@@ -141,6 +141,7 @@ def test_a_vehicle_type_with_bad_state_rates_is_refused(attrs, words):
 
 @pytest.mark.parametrize("attrs, words", [
     ({"step_kernel": 3.0}, "step_kernel is 3.0, expected a function"),
+    ({"control_kernel": "set"}, "control_kernel is 'set', expected a function"),
     ({"step_fields": ("p.no_such_param",)}, "step_fields names 'p.no_such_param'"),
     ({"step_fields": ("state.pressure",)}, "step_fields names 'state.pressure'"),
     ({"step_fields": ("out.force_N",)}, "step_fields names 'out.force_N'"),

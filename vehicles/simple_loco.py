@@ -132,6 +132,27 @@ def simple_loco_step(t, dt, x, v, f, q_a, q_r):
     return 0
 
 
+def simple_loco_control(control, value, f):
+    """:meth:`SimpleLoco.set_control` on every vehicle, for the compiled loop: ``control``
+    indexes ``SimpleLoco.controls``. The brake valve and the independent brake are not
+    among ``step_fields``: declined (1), Python sets them. Plain code: the framework
+    compiles it with numba."""
+    n = f.shape[1]
+    if control == 0:  # traction_level
+        for i in range(n):
+            f[_TRACTION, i] = value
+    elif control == 1:  # brake_level: a set level holds until changed
+        for i in range(n):
+            f[_BRAKE, i] = value
+            f[_RELEASING, i] = 0.0
+    elif control == 2:  # dynamic_brake_level
+        for i in range(n):
+            f[_DYNAMIC, i] = value
+    else:
+        return 1
+    return 0
+
+
 class SimpleLoco(VehicleModel):
     """Locomotive with the seed-003 traction characteristic, a straight brake and a main
     reservoir with a governed compressor."""
@@ -290,6 +311,8 @@ class SimpleLoco(VehicleModel):
                    "p.dynamic_brake_fade_speed", "p.cut_in", "p.cut_out", "wheel_radius",
                    "state.main_reservoir", "out.traction_force_N", "out.dynamic_brake_force_N",
                    "out.dynamic_brake_power_W", "out.traction_level", "out.compressor_on")
+    # set_control for the built-in driver's decisions inside the step loop
+    control_kernel = staticmethod(simple_loco_control)
 
 
 @hookimpl
