@@ -448,3 +448,22 @@ def test_the_compiled_decision_is_the_built_in_drivers_to_the_bit(speed, front, 
     assert changed == auto.update(t, front, rear, speed)
     np.testing.assert_array_equal(state[:-1], auto.loop_state()[:-1])
     assert state[D_COMMAND] == auto.command
+
+
+def _raising_control(control, value, f):  # pragma: no cover (compiled)
+    if control == 0 and value > 0.5:
+        raise ValueError("the loco's control kernel failed")
+    return 1  # otherwise declined: set_control sets it
+
+
+def test_a_control_kernel_that_raises_hands_the_decisions_to_python_and_the_drive_goes_on(
+        monkeypatch):
+    # the decision's writes undone; from then on the run's control steps are Python's
+    # (set_control, which works, sets the levels) and the drive is Python's to the bit
+    monkeypatch.setattr(load_registry().vehicle_types["simple_loco"], "control_kernel",
+                        staticmethod(_raising_control))
+    sc = _scenario(**CASES["built-in driver"])
+    fast, run = _drive(sc, True)
+    assert run.integrator.loop.kernel_failed
+    ref, _ = _drive(sc, False)
+    _assert_same(fast, ref)
