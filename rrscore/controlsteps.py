@@ -114,6 +114,17 @@ def field_value(model: VehicleModel, kind: str, name: str) -> object:
     return getattr(owner, name)
 
 
+def _fields(model: VehicleModel, kinds: list[tuple[str, str]]) -> np.ndarray:
+    """``model``'s ``step_fields`` as the kernels get them, one row each (zeros for a
+    signal not yet written)."""
+    fields = np.zeros((len(kinds), model.count))
+    for r, (kind, name) in enumerate(kinds):
+        value = field_value(model, kind, name)
+        if value is not None:
+            fields[r] = value
+    return fields
+
+
 def kernel_problems(model: VehicleModel, t: float, dt: float) -> list[str]:
     """Where ``model``'s ``step_kernel`` does not compute what its ``step`` does, to the
     bit, from the model's state as it is and at a few speeds (keys released first): one
@@ -134,11 +145,7 @@ def kernel_problems(model: VehicleModel, t: float, dt: float) -> list[str]:
         if speed is not None:
             a.v = np.full(model.count, speed)
             b.v = a.v.copy()
-        fields = np.zeros((len(kinds), model.count))
-        for r, (kind, name) in enumerate(kinds):
-            value = field_value(a, kind, name)
-            if value is not None:
-                fields[r] = value
+        fields = _fields(a, kinds)
         q_a, q_r = np.array(a.Q_a, dtype=float), np.array(a.Q_r, dtype=float)
         try:
             code = kernel.call(float(t), float(dt), np.array(a.x, dtype=float),
@@ -179,18 +186,14 @@ def control_kernel_problems(model: VehicleModel) -> list[str]:
     for control, name in enumerate(cls.controls):
         lo, hi = cls.control_ranges.get(name, (0.0, 1.0))
         for value in (lo, (lo + hi) / 2, hi):
-            a, b = copy.deepcopy(model), copy.deepcopy(model)
-            fields = np.zeros((len(kinds), model.count))
-            for r, (kind, field) in enumerate(kinds):
-                got = field_value(a, kind, field)
-                if got is not None:
-                    fields[r] = got
+            fields = _fields(model, kinds)  # (read only: the model is left as it is)
             try:
                 code = kernel.call(control, float(value), fields)
             except Exception as exc:
                 return [f"control_kernel raised {type(exc).__name__}: {exc}"]
             if code != 0:
                 continue  # declined: set_control runs instead
+            b = copy.deepcopy(model)
             try:
                 b.set_control(name, rows, float(value))
             except Exception as exc:

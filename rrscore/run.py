@@ -295,9 +295,10 @@ class Run:
         if sc.stop_position is not None:
             front = min(front, sc.stop_position)
         auto = drv.autodriver
-        # the built-in driver's decisions: the loop's where it can take them, else the
-        # next one is Python's
-        if not loop.control.drive(auto) and auto is not None and auto.enabled:
+        # the built-in driver's decisions: handed to the loop where it can take them,
+        # else the loop stops before the next one, which is Python's
+        loop_decides = loop.control.drive(auto)
+        if auto is not None and auto.enabled and not loop_decides:
             limit = min(limit, auto.next_time - 1e-9)
         for a, done in zip(drv.actions, drv.done, strict=True):
             if done:

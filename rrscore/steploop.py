@@ -953,6 +953,7 @@ class StepLoop:
         self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
                                  dtype=np.int64)
         self._no_air = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        self._no_sections = np.zeros((3, 0))  # the route's, for a driver the loop takes
         ab = dyn.airbrake
         self._mr_index = (np.ascontiguousarray(ab._mr_states, dtype=np.int64)
                           if ab is not None else self._no_air[0])
@@ -1144,8 +1145,7 @@ class StepLoop:
                 self._live, self._formed, self._controlled, T, Y, F, KS, self._H,
                 self._whole, self._CF,
                 self._g_out, counts, self._cstate, *self._control_args,
-                self._no_air[1].reshape(3, 0) if self.control is None
-                else self.control.sections,
+                self._no_sections if self.control is None else self.control.sections,
                 dyn.body_force,
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
