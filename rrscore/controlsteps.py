@@ -83,10 +83,11 @@ LAYOUT_COLUMNS = 19
 # action's position), the lead's start position, the maximum distance (0: none), the
 # standstill speed, whether standstill stops (1/0), whether the train has moved (1/0,
 # updated), the lowest speed an action waits for above and the highest below, the lead's
-# half length, the control step.
+# half length, the control step; the run's next sample's index and the sample interval
+# (0: the loop records no samples, see rrscore.steploop).
 (W_FRONT, W_X0, W_DISTANCE, W_STANDSTILL_SPEED, W_STANDSTILL, W_MOVED, W_ABOVE, W_BELOW,
- W_HALF, W_DT) = range(10)
-WATCH_SIZE = 10
+ W_HALF, W_DT, W_SAMPLE_K, W_SAMPLE_DT) = range(12)
+WATCH_SIZE = 12
 # Results of a control step: taken with the inputs unchanged, taken with new inputs (a
 # restart), handed back to Python undone.
 KEPT, RESTARTED, HANDED_BACK = 0, 1, 2

@@ -228,6 +228,21 @@ class VehicleStates(Component):
         return {k: ("vehicle", units[k], column(parts)) for k, parts in where.items()}
 
 
+@njit(cache=True)
+def traction_total(body_force, torque, axle_vehicle, radius):  # pragma: no cover (compiled)
+    """The drive force summed over the train (N): each vehicle's body force and its
+    axles' torques over their radii, vehicle by vehicle in train order. The run's time
+    series and the compiled loop's samples (:mod:`rrscore.steploop`) both take it
+    from here, so that the two agree to the bit."""
+    per = np.zeros(body_force.size)
+    for a in range(torque.size):
+        per[axle_vehicle[a]] += torque[a] / radius[a]
+    total = 0.0
+    for i in range(body_force.size):
+        total += body_force[i] + per[i]
+    return total
+
+
 class TrainDynamics:
     """A train's equations of motion: its components, the state layout, the right-hand
     side, the held inputs and the events. A run owns one; it is built afresh per run."""
@@ -508,6 +523,13 @@ class TrainDynamics:
         tr = self.train
         return self.body_force + np.bincount(
             tr.axle_vehicle, self.wheelsets.axle_torque / tr.axle_radius, tr.count)
+
+    def traction_total(self) -> float:
+        """The train's drive force (N): :meth:`traction_force` summed, in the arithmetic
+        the compiled loop uses for its samples (:func:`traction_total`)."""
+        tr = self.train
+        return float(traction_total(self.body_force, self.wheelsets.axle_torque,
+                                    tr.axle_vehicle, tr.axle_radius))
 
     def signals(self) -> dict[str, Signal]:
         """Every output signal the components provide, by name. A coupling signal and a

@@ -31,7 +31,7 @@ from .dynamics import TrainDynamics
 from .solvers import Solver
 
 if TYPE_CHECKING:
-    from .steploop import Steps
+    from .steploop import LoopSamples, Steps
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
@@ -141,16 +141,20 @@ class Integrator:
         compiled step loop takes in one call, all together
         (:class:`~rrscore.steploop.Steps`): a consumer takes them as arrays. Without
         it, ``on_segment`` is called with each of them.
+    :param on_samples: called with the samples the compiled loop recorded in a call
+        (:class:`~rrscore.steploop.LoopSamples`), before the steps of that call are
+        handed on.
     """
 
     def __init__(self, solver: Solver, dyn: TrainDynamics,
                  on_segment: Callable[[Segment], None] | None = None,
-                 compiled: bool = True, on_steps: Callable[[Steps], None] | None = None
-                 ) -> None:
+                 compiled: bool = True, on_steps: Callable[[Steps], None] | None = None,
+                 on_samples: Callable[[LoopSamples], None] | None = None) -> None:
         self.solver = solver
         self.dyn = dyn
         self.on_segment = on_segment
         self.on_steps = on_steps
+        self.on_samples = on_samples
         from .steploop import StepLoop  # it builds on this module's event rules
 
         #: The compiled step loop where the train and solver allow it (and ``compiled``).
@@ -257,6 +261,8 @@ class Integrator:
                     self._fresh = False  # the loop took the restart on (else: below)
                 if loop.edges:
                     self.event_counts["slack edge"] += loop.edges
+                if loop.samples is not None and self.on_samples is not None:
+                    self.on_samples(loop.samples)
                 if steps is not None:
                     if self.on_steps is not None:
                         self.on_steps(steps)

@@ -48,7 +48,7 @@ from .reductions import all_finite, extremes, max_abs
 from .scenario import Scenario
 
 if TYPE_CHECKING:
-    from .steploop import Steps
+    from .steploop import LoopSamples, Steps
 
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
 _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_control",
@@ -118,7 +118,8 @@ class Run:
         with plugin_call(f"solver {sol['method']!r}"):
             self.solver = solver_cls(dyn.rhs, 0.0, y0, **options)
         self.integrator = Integrator(self.solver, dyn, on_segment=self._segment,
-                                     compiled=sol["compiled"], on_steps=self._steps)
+                                     compiled=sol["compiled"], on_steps=self._steps,
+                                     on_samples=self._loop_samples)
         auto = cfg["autodriver"]
         self.driver = DriverProgram(scenario.actions, tr, dyn,
                                     None if auto["mode"] == "off"
@@ -153,6 +154,14 @@ class Run:
         self._ahead_from = 0.0  # where the loop last went ahead from
         self.columns = self._columns()
         self._signals = dyn.signals()
+        out = cfg["output"]
+        every = self.sample_interval / self.control_step
+        #: Whether the compiled loop records the samples at the control times it takes
+        #: (it then goes on past them): every sample time is a control time, and a row
+        #: needs no more than the state, the lead's acceleration and the drive force.
+        self.samples_in_loop = (on_sample is not None and not out["vehicles"]
+                                and not out["couplings"] and dyn.airbrake is None
+                                and round(every) >= 1 and abs(every - round(every)) < 1e-9)
 
     # ------------------------------------------------------------------ state
     @property
@@ -265,17 +274,20 @@ class Run:
 
     def _go_ahead(self, t_end: float | None) -> float | None:
         """Let the compiled loop take the control steps itself (:mod:`rrscore.controlsteps`)
-        from the next one (this one, at a control time) up to the next sample time,
-        timed action, decision of the built-in driver or end, where it can: the end of
-        the coming advance then, else None. Its stop conditions and the driver's actions
-        due at a position or speed it checks itself, at every control time, and hands
-        that control time back where one may be due."""
+        from the next one (this one, at a control time) up to the next timed action,
+        decision of the built-in driver it cannot take or end, and the next sample time
+        unless it records the samples itself (:attr:`samples_in_loop`), where it can: the
+        end of the coming advance then, else None. Its stop conditions and the driver's
+        actions due at a position or speed it checks itself, at every control time, and
+        hands that control time back where one may be due."""
         loop = self.integrator.loop
         if not self.ahead or loop is None or loop.control is None or self.n_control == 0:
             return None  # (the first control step is Python's: it checks the plugins)
         dc, first = self.control_step, self.n_control
-        # a sample reads the signals of the control step before it (or at its time)
-        sample = math.inf if self.on_sample is None else self.k_sample * self.sample_interval
+        # a sample reads the signals of the control step before it (or at its time); the
+        # loop records those at its control times itself where it can
+        sample = (math.inf if self.on_sample is None or self.samples_in_loop
+                  else self.k_sample * self.sample_interval)
         if first * dc > sample + 1e-12:
             return None  # the next sample comes before the next control time
         if first * dc > sample - 1e-9 and (first + 1) * dc > sample + 1e-12 \
@@ -324,7 +336,9 @@ class Run:
         stop = sc.config["stop"]
         loop.control.watch[:] = (front, self.x0, stop["max_distance"],
                                  stop["standstill_speed"], float(stop["standstill"]),
-                                 float(self.moved), above, below, tr.half_length[0], dc)
+                                 float(self.moved), above, below, tr.half_length[0], dc,
+                                 self.k_sample,
+                                 self.sample_interval if self.samples_in_loop else 0.0)
         if not loop.go_ahead(first, last, gather=self._touched):
             return None
         self._touched = False
@@ -469,8 +483,22 @@ class Run:
             j = int(np.searchsorted(ends, ts, side="right"))
             if j != at:
                 seg, at = steps.segment(j), j
-            y = seg(ts)
+            y = np.array(seg(ts))  # (a step's ends are rows of the loop's buffer)
             self.on_sample(ts, y, self.row(ts, y))
+            self.k_sample += 1
+
+    def _loop_samples(self, samples: LoopSamples) -> None:
+        """The samples the compiled loop recorded at its control times: the rows
+        :meth:`row` gives there, built from the state and what the loop took with it."""
+        dyn, tr = self.dyn, self.train
+        y = samples.y
+        lead = y[:, dyn.sx.start]
+        fronts = lead + tr.half_length[0]
+        columns = (samples.t, lead, y[:, dyn.sv.start], samples.accel, samples.traction,
+                   self.scenario.route.speed_limits_at(fronts), fronts,
+                   y[:, dyn.sx.stop - 1] - tr.half_length[-1])
+        for r, row in enumerate(np.column_stack(columns).tolist()):
+            self.on_sample(row[0], y[r], row)
             self.k_sample += 1
 
     def _front(self, y: np.ndarray) -> float:
@@ -550,7 +578,7 @@ class Run:
         else:  # only the acceleration: from the right-hand side (compiled where it applies)
             accel = self.solver.fun(t, y)[dyn.sv.start]
         x, v = y[dyn.sx], y[dyn.sv]
-        row = [t, x[0], v[0], accel, float(dyn.traction_force().sum()),
+        row = [t, x[0], v[0], accel, dyn.traction_total(),
                self.scenario.route.speed_limit(x[0] + tr.half_length[0]),
                x[0] + tr.half_length[0], x[-1] - tr.half_length[-1]]
         if out["vehicles"]:

@@ -19,7 +19,9 @@ and reports the failure), or its buffer of steps is full. The steps it took are
 handed on together, as arrays (:class:`Steps`): the run's monitors take them in
 a few array operations, not one call per step, and a step becomes a
 :class:`~rrscore.integrator.Segment`, with the method's own dense output, only
-where a sample or a named point falls in it.
+where a sample or a named point falls in it. Samples at the control times the
+loop takes (:mod:`rrscore.controlsteps`) it records itself, with what their rows
+need beyond the state (:class:`LoopSamples`).
 
 When it applies (:meth:`StepLoop.applies`): the ``rk45`` solver; every axle
 rolling and no extra lookups of the route (the compiled body pass applies); every
@@ -39,7 +41,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit, types
@@ -56,10 +58,13 @@ from .controlsteps import (
     RESTARTED,
     SET_KERNEL,
     W_DT,
+    W_SAMPLE_DT,
+    W_SAMPLE_K,
     WATCH_SIZE,
     ControlSteps,
     control_step,
 )
+from .dynamics import traction_total
 from .errors import interruption_behind
 from .integrator import (
     EVENT_RTOL,
@@ -523,7 +528,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              counts, cstate, cbuf, save, clay, cint, driver, sections,
              body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-             loaded_vehicle, watch, f_restart, ks2):  # pragma: no cover (compiled)
+             loaded_vehicle, watch, f_restart, ks2, samples):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -557,7 +562,15 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     1 until a step follows), the event values taken afresh. At ``t_end`` itself (a
     sample is due there) it takes the control step and ends the call, the restart left
     to the run (``cstate[3]`` 2). A control step handed back ends the call there with
-    :data:`HANDED`."""
+    :data:`HANDED`.
+
+    Samples (``watch[W_SAMPLE_DT]`` set): where a control time the loop takes, but for
+    ``t_end``, is the run's next sample time (``watch[W_SAMPLE_K]`` times the interval,
+    within 1e-9 s, as :meth:`Run._sample <rrscore.run.Run._sample>` takes it), the loop
+    records what the run's row needs beyond the state, after the control step and its
+    restart: ``samples`` row ``cstate[5]`` gets the sample time, the buffer row of the
+    state, the lead's acceleration (the right-hand side with the new inputs, as the run
+    evaluates it) and the drive force (:func:`~rrscore.dynamics.traction_total`)."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
@@ -585,6 +598,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     resume = lay[11] != 0
     f0 = F[0]  # the derivative the next step starts from
     dc = watch[W_DT]
+    sampling = watch[W_SAMPLE_DT] > 0.0
+    s_dy = np.empty(n if sampling else 0)  # the samples' right-hand side
+    s_cf = np.empty(max(nc, 0) if sampling else 0)
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
         # loop took (with new inputs: ``fresh``)
@@ -746,6 +762,16 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             cstate[3] = 1  # a restart no step has followed yet
             for i in range(lay[6]):
                 frozen[i] = has_friction[i] and direction[i] != 0.0
+        if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
+            r = cstate[5]
+            _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                 inputs, air, bodies, held, frozen, direction, True)
+            samples[r, 0] = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
+            samples[r, 1] = steps
+            samples[r, 2] = s_dy[lay[1]]
+            samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
+            cstate[5] += 1
+            watch[W_SAMPLE_K] += 1.0
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
     return status, steps, h_next
@@ -780,6 +806,17 @@ def _kernel_is_current(cls: type) -> bool:
     kernel = defining("force_kernel")
     return all(issubclass(kernel, defining(name))
                for name in ("force", "rates", "force_and_rates", "kernel_params"))
+
+
+class LoopSamples(NamedTuple):
+    """The samples one call of the loop recorded at the control times it took (see
+    :func:`_advance`), for the run's time series: their times, the states there (one
+    row each), the lead vehicle's acceleration and the train's drive force."""
+
+    t: np.ndarray
+    y: np.ndarray
+    accel: np.ndarray
+    traction: np.ndarray
 
 
 class Steps:
@@ -849,8 +886,9 @@ class StepLoop:
             ControlSteps.no_kernels() if ctl is None else ctl.kernels,
             ControlSteps.no_setters() if ctl is None else ctl.setters)
         # control steps taken in this advance, the next control time's index, the last
-        # index the loop may take, a restart no step has followed yet, a kernel raised
-        self._cstate = np.array([0, 0, -1, 0, 0], dtype=np.int64)
+        # index the loop may take, a restart no step has followed yet, a kernel raised,
+        # samples recorded in the last call
+        self._cstate = np.array([0, 0, -1, 0, 0, 0], dtype=np.int64)
         self._vconst = np.zeros((4, 0))
         if ctl is None:
             self._control_args = (np.zeros(0), np.zeros(0),
@@ -941,6 +979,11 @@ class StepLoop:
         self._H = np.zeros(size)
         self._CF = np.zeros((size, max(nc, 0)))
         self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
+        # the samples a call records (see _advance): time, buffer row, the lead's
+        # acceleration, the drive force; at most one per control time, so one per row
+        self._samples = np.zeros((size + 1, 4))
+        #: The samples the last :meth:`run` recorded (:class:`LoopSamples`), or None.
+        self.samples: LoopSamples | None = None
         self.edges = 0
         #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
         self.failed = False
@@ -948,6 +991,8 @@ class StepLoop:
         self.steps_taken = 0
         #: Control steps the loop has taken itself in this run (rrscore.controlsteps).
         self.control_steps_taken = 0
+        #: Samples the loop has recorded in this run (see :class:`LoopSamples`).
+        self.samples_recorded = 0
         self._advance = _advance
         self._cf = np.empty(max(nc, 0))
         self._rhs_lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid)],
@@ -1050,7 +1095,7 @@ class StepLoop:
         if ctl is None or self.kernel_failed or last < first or (gather and not ctl.gather()):
             return False
         self._vconst = ctl.vehicle_constants()
-        self._cstate[:] = (0, first, last, 0, 0)
+        self._cstate[:] = (0, first, last, 0, 0, 0)
         self.ahead = True
         self.handed = False
         return True
@@ -1102,7 +1147,7 @@ class StepLoop:
         """Steps from the solver's state towards ``t_end``, committed to the solver,
         with the control steps :meth:`go_ahead` allowed on the way; the status
         (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`, :data:`CONDITION`,
-        :data:`HANDED`) and the steps taken (None if none), whose dense output reads the
+        :data:`HANDED`) and the steps taken (None if none), whose arrays are views of the
         loop's buffers: valid until it runs again (the solver's ``dense`` likewise, which
         the integrator uses only after a step of its own).
 
@@ -1134,6 +1179,8 @@ class StepLoop:
         frozen = np.array(b.frozen, dtype=np.bool_)
         counts = self._counts
         counts[:] = 0
+        self._cstate[5] = 0
+        self.samples = None
         try:
             status, steps, h = self._advance(
                 s.t, t_end, s.h, s.max_step, self._size, *self._atol_rtol,
@@ -1149,7 +1196,8 @@ class StepLoop:
                 dyn.body_force,
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
-                w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2)
+                w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
+                self._samples)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:
@@ -1158,6 +1206,12 @@ class StepLoop:
             return PYTHON, None
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
+        recorded = int(self._cstate[5])
+        if recorded:
+            self.samples_recorded += recorded
+            rec = self._samples[:recorded]
+            self.samples = LoopSamples(rec[:, 0].copy(), Y[rec[:, 1].astype(np.int64)],
+                                       rec[:, 2].copy(), rec[:, 3].copy())
         self.handed = self.handed or status == HANDED
         if self._cstate[4]:  # a step kernel raised: Python takes the control steps now
             self.kernel_failed = True
@@ -1166,19 +1220,18 @@ class StepLoop:
                 s.f = F[0].copy()
             s.nfev += int(counts[0])  # the restart's own (a failed first step counts none)
             return status, None
-        # one copy of each buffer for all the steps; the stages stay in the buffer (the
-        # steps are used up before the loop runs again)
-        taken = Steps(T[:steps + 1].copy(), Y[:steps + 1].copy(), F[:steps + 1].copy(),
-                      self._H[:steps].copy(), self._whole[:steps].copy(), KS,
-                      None if dyn.n < 2 else self._CF[:steps].copy(), w.fill)
+        # the steps read the buffers (no copy: they are used up before the loop runs
+        # again, as the solver's dense output is); the solver's own state is copied out
+        taken = Steps(T[:steps + 1], Y[:steps + 1], F[:steps + 1], self._H[:steps],
+                      self._whole[:steps], KS, None if dyn.n < 2 else self._CF[:steps],
+                      w.fill)
         j = steps - 1
         # a step's derivative at its start is its first stage (the row before may end a
         # control step whose inputs the loop changed)
-        s._last = ((float(taken.t[j]), taken.y[j], KS[j, 0], float(taken.t[j + 1]),
-                    taken.y[j + 1], taken.f[j + 1], (float(taken.h[j]), KS[j]))
-                   if taken.whole[j] else None)
-        s.t_old, s.y_old, s.f_old = float(taken.t[j]), taken.y[j], KS[j, 0].copy()
-        s.t, s.y, s.f = float(taken.t[steps]), taken.y[steps], taken.f[steps]
+        s._last = ((float(T[j]), Y[j], KS[j, 0], float(T[j + 1]), Y[j + 1], F[j + 1],
+                    (float(self._H[j]), KS[j])) if self._whole[j] else None)
+        s.t_old, s.y_old, s.f_old = float(T[j]), Y[j].copy(), KS[j, 0].copy()
+        s.t, s.y, s.f = float(T[steps]), Y[steps].copy(), F[steps].copy()
         s.nsteps += int(counts[2])
         self.steps_taken += steps
         s.nfev += int(counts[0])

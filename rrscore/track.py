@@ -424,6 +424,15 @@ class Route:
         lim = float(self.speed_limits[self.element_index(x)])
         return lim if lim > 0 else math.inf
 
+    def speed_limits_at(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`speed_limit` at each of the positions ``x``, m/s."""
+        i = np.searchsorted(self.starts, x, side="right") - 1
+        np.maximum(i, 0, out=i)  # (np.clip costs more than the lookup here)
+        np.minimum(i, len(self.starts) - 1, out=i)
+        lim = self.speed_limits[i].astype(float)
+        lim[lim <= 0] = math.inf
+        return lim
+
     def position_of(self, name: str) -> float:
         """Position of a named point; KeyError if the route has no such point."""
         return self.points[name]

@@ -129,6 +129,26 @@ def test_a_drive_whose_loop_takes_the_control_steps_is_the_python_paths_to_the_b
     assert taken > 0.6 * n_control, (taken, n_control)
 
 
+@pytest.mark.parametrize("case", ["pull", "built-in driver stopping", "standstill"])
+def test_the_loop_records_the_samples_at_its_control_times_as_the_run_takes_them(case):
+    # every sample time a control time, rows of the state, acceleration and drive force
+    # alone: the loop records them and goes on; the rows are the Python path's to the bit
+    (fast, run), (ref, _) = _drive(_scenario(**CASES[case]), True), \
+        _drive(_scenario(**CASES[case]), False)
+    _assert_same(fast, ref)
+    assert run.samples_in_loop
+    rows = len(fast.series["time_s"])
+    assert run.integrator.loop.samples_recorded > 0.8 * rows, (
+        run.integrator.loop.samples_recorded, rows)
+
+
+@pytest.mark.parametrize("case", ["unaligned samples", "actions"])
+def test_samples_between_control_times_or_of_vehicle_signals_stay_the_runs(case):
+    _, run = _drive(_scenario(**CASES[case]), True)
+    assert not run.samples_in_loop
+    assert run.integrator.loop.samples_recorded == 0
+
+
 def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
     # paused with the loop going ahead, against straight through with every control
     # step in Python

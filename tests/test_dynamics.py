@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import G, car_config, make_scenario
+from conftest import CONFIGS, G, car_config, make_scenario
 
 import rrscore
 from rrscore import Drive, Param, Run, VehicleModel, load_registry
@@ -320,6 +320,18 @@ def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
     want = _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_the_trains_drive_force_is_the_sum_of_its_vehicles():
+    # four locomotives driving, the cars' forces nil: the total
+    # (the time series' column, and the compiled loop's samples) is the vehicles' sum
+    sc = rrscore.load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml").with_values(
+        {"stop.max_time": 5.0})
+    run = Run(sc)
+    run.advance(1.0)
+    per = run.dyn.traction_force()
+    assert np.count_nonzero(per) == 4 and per[0] > 100e3
+    assert run.dyn.traction_total() == pytest.approx(float(per.sum()), rel=1e-15)
 
 
 def test_inputs_a_model_set_are_placed_in_the_train_frame_as_numpy_places_them():

@@ -165,7 +165,9 @@ def test_a_slip_that_holds_at_a_restart_is_acted_on_before_the_loop_steps():
     loop.run = spy
     fast, ref = drive.run(), _table_drive(table, False)
     assert (True, loop.CONDITION) in statuses
-    assert (True, loop.DONE) in statuses  # restarts the loop took on itself
+    # restarts the loop took on itself (the call then ends at the drive's end, or where
+    # its buffer is full)
+    assert any(fresh and status in (loop.DONE, loop.FULL) for fresh, status in statuses)
     for col in ("time_s", "position_m", "speed_mps", "front_m", "rear_m"):
         np.testing.assert_array_equal(fast.series[col], ref.series[col])
     for key in ("events", "steps", "rhs_evaluations"):

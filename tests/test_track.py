@@ -50,6 +50,13 @@ def test_speed_limits_and_points():
     assert r.position_of("signal 1") == 150.0
 
 
+def test_speed_limits_at_many_positions_are_those_at_each():
+    r = _route([{"length": 100.0, "speed_limit": "60 km/h"}, {"length": 100.0},
+                {"length": 50.0, "speed_limit": "40 km/h"}])
+    x = np.array([-10.0, 0.0, 50.0, 100.0, 150.0, 200.0, 249.0, 250.0, 400.0])
+    np.testing.assert_array_equal(r.speed_limits_at(x), [r.speed_limit(p) for p in x])
+
+
 # --- vertical profiles, spirals, degree of curve ---------------------------------------
 
 def _profile_route(points, elements=None, interpolation="linear"):
