@@ -115,7 +115,7 @@ def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
                rigid):  # pragma: no cover (compiled)
     """Derivatives of the bodies and the energy account, in place, and of the ``na``
@@ -134,75 +134,81 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     (see :mod:`rrscore.bodies`; ``cf`` is then zero). Sums are taken in the order the
     components take them, so the result is theirs to rounding.
     """
+    # Two passes: the route where each vehicle stands (interval walks: branchy, scalar),
+    # then the forces in plain loops the compiler vectorises. The arithmetic of each
+    # entry is as one pass would do it, in the same order. (error_model numpy: no
+    # division here can be by zero, and the checks would keep the loops scalar.)
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
         idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
     elevation, curve_cum, elevation_slope, curve_slope = tables[0], tables[1], tables[2], \
         tables[3]
     n = static.shape[1]
-    accel = np.empty(n)
-    forces = np.empty(n) if rigid else accel  # per vehicle, for the rigid couplers
-    resists = np.empty(n) if rigid else accel
-    total_force = total_resist = total_mass = 0.0
+    work = np.empty((5, n))
+    grade, curve, force, resist, speed = work[0], work[1], work[2], work[3], work[4]
     j = np.searchsorted(knots, y[sx], side="right") - 1
     for i in range(n):
         x = y[sx + i]
-        v = y[sv + i]
         h = static[0, i]
         front, rear = x + h, x - h
         j = _interval(front, knots, j)
         jf = j
         j = _interval(rear, knots, j)
-        grade = (_cumulative_at(front, knots, elevation, elevation_slope, jf)
-                 - _cumulative_at(rear, knots, elevation, elevation_slope, j)) / (2.0 * h)
-        curve = (_cumulative_at(front, knots, curve_cum, curve_slope, jf)
-                 - _cumulative_at(rear, knots, curve_cum, curve_slope, j)) / (2.0 * h)
-        gravity = -static[1, i] * grade / np.sqrt(1.0 + grade * grade)
-        force = 0.0
+        grade[i] = (_cumulative_at(front, knots, elevation, elevation_slope, jf)
+                    - _cumulative_at(rear, knots, elevation, elevation_slope, j)) / (2.0 * h)
+        curve[i] = (_cumulative_at(front, knots, curve_cum, curve_slope, jf)
+                    - _cumulative_at(rear, knots, curve_cum, curve_slope, j)) / (2.0 * h)
+        f = 0.0
         if i < n - 1:
-            force -= cf[i]
+            f -= cf[i]
         if i > 0:
-            force += cf[i - 1]
-        force_held = held[0, i]
-        resist_held = held[2, i]
-        force += force_held + gravity
-        speed = abs(v)
-        resist = held[1, i] + speed * (static[3, i] + static[4, i] * speed)
-        resist += curve * static[2, i]
-        if any_starting:
-            if speed < static[6, i]:  # else nothing: skip the division
-                resist += static[5, i] * (1.0 - speed / static[6, i])
-        air = 0.0
-        if use_air:
-            u = v - static[8, i]
-            air = -static[7, i] * u * abs(u)
-            force += air
-        dy[sx + i] = v
-        if rigid:  # the Coulomb rule applies to the sums, after the loop
-            forces[i] = force
-            resists[i] = resist
-            total_force += force
-            total_resist += resist
-            total_mass += held[4, i]
-        else:
-            # Coulomb: against the held direction, or holding a standing vehicle
-            d = direction[i] if frozen[i] else v
-            if d > 0.0:
-                net = force - resist
-            elif d < 0.0:
-                net = force + resist
-            else:
-                net = force - min(max(force, -resist), resist)
-            accel[i] = net * held[3, i]
-            dy[sv + i] = accel[i]
-        dy[energy + i] = force_held * v
-        dy[energy + n + i] = resist_held * speed
-        dy[energy + 2 * n + i] = (resist - resist_held) * speed
-        dy[energy + 3 * n + i] = gravity * v
-        dy[energy + 4 * n + i] = air * v
-        dy[energy + 5 * n + i] = 0.0
+            f += cf[i - 1]
+        force[i] = f
+    v = y[sv:sv + n]
+    weight, weight_kn, c1, c2 = static[1], static[2], static[3], static[4]
+    force_held, resist_c0, resist_held = held[0], held[1], held[2]
+    e_drive, e_brake, e_resist = (dy[energy:energy + n], dy[energy + n:energy + 2 * n],
+                                  dy[energy + 2 * n:energy + 3 * n])
+    e_gravity, e_air, e_slip = (dy[energy + 3 * n:energy + 4 * n],
+                                dy[energy + 4 * n:energy + 5 * n],
+                                dy[energy + 5 * n:energy + 6 * n])
+    for i in range(n):
+        g = grade[i]
+        gravity = -weight[i] * g / np.sqrt(1.0 + g * g)
+        force[i] += force_held[i] + gravity
+        s = abs(v[i])
+        speed[i] = s
+        r = resist_c0[i] + s * (c1[i] + c2[i] * s)
+        resist[i] = r + curve[i] * weight_kn[i]
+        e_gravity[i] = gravity * v[i]
+        e_drive[i] = force_held[i] * v[i]
+        e_brake[i] = resist_held[i] * s
+        e_slip[i] = 0.0
+    if any_starting:
+        start_force, start_speed = static[5], static[6]
+        for i in range(n):
+            if speed[i] < start_speed[i]:  # else nothing: skip the division
+                resist[i] += start_force[i] * (1.0 - speed[i] / start_speed[i])
+    if use_air:
+        drag, wind = static[7], static[8]
+        for i in range(n):
+            u = v[i] - wind[i]
+            air = -drag[i] * u * abs(u)
+            force[i] += air
+            e_air[i] = air * v[i]
+    else:
+        e_air[:] = 0.0
+    for i in range(n):
+        dy[sx + i] = v[i]
+        e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
     if rigid:
         # as rrscore.bodies.rigid_net and rigid_coupler_forces: the couplers carry what
-        # the one acceleration takes (their work is nothing while the speeds are equal)
+        # the one acceleration takes (their work is nothing while the speeds are equal);
+        # the Coulomb rule applies to the sums
+        total_force = total_resist = total_mass = 0.0
+        for i in range(n):
+            total_force += force[i]
+            total_resist += resist[i]
+            total_mass += held[4, i]
         d = direction[0] if frozen[0] else y[sv]
         if d > 0.0:
             share = 1.0
@@ -214,16 +220,28 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
             share = 0.0
         total_net = 0.0
         for i in range(n):
-            forces[i] -= resists[i] * share  # now each vehicle's net force
-            total_net += forces[i]
+            force[i] -= resist[i] * share  # now each vehicle's net force
+            total_net += force[i]
         a = total_net / total_mass
         carried = 0.0
         for i in range(n):
-            accel[i] = a
             dy[sv + i] = a
-            carried += forces[i] - held[4, i] * a
+            carried += force[i] - held[4, i] * a
             if i < n - 1:
                 cf[i] = carried
+    else:
+        inv_mass = held[3]
+        for i in range(n):
+            # Coulomb: against the held direction, or holding a standing vehicle
+            d = direction[i] if frozen[i] else v[i]
+            fi, ri = force[i], resist[i]
+            if d > 0.0:
+                net = fi - ri
+            elif d < 0.0:
+                net = fi + ri
+            else:
+                net = fi - min(max(fi, -ri), ri)
+            dy[sv + i] = net * inv_mass[i]
     for i in range(n - 1):
         dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
     # every axle rolls here: its spin and angle are read off the body after each step
