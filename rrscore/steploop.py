@@ -599,6 +599,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     f0 = F[0]  # the derivative the next step starts from
     dc = watch[W_DT]
     sampling = watch[W_SAMPLE_DT] > 0.0
+    pending = -1  # a sample whose acceleration the coming restart's derivative gives
     s_dy = np.empty(n if sampling else 0)  # the samples' right-hand side
     s_cf = np.empty(max(nc, 0) if sampling else 0)
     while True:
@@ -609,6 +610,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
                  bodies, held, frozen, direction, True)
             counts[0] += 1
+            if pending >= 0:  # the sample recorded here: its acceleration is this one's
+                samples[pending, 2] = f0[lay[1]]
+                pending = -1
         elif lay[10]:  # the break margins need the coupler forces at the start
             _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                  inputs, air, bodies, held, frozen, direction, True)
@@ -764,11 +768,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 frozen[i] = has_friction[i] and direction[i] != 0.0
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
             r = cstate[5]
-            _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction, True)
+            if fresh:  # the restart's derivative, taken next at the same state and inputs
+                pending = r
+            else:
+                _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                     inputs, air, bodies, held, frozen, direction, True)
+                samples[r, 2] = s_dy[lay[1]]
             samples[r, 0] = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
             samples[r, 1] = steps
-            samples[r, 2] = s_dy[lay[1]]
             samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
             cstate[5] += 1
             watch[W_SAMPLE_K] += 1.0
