@@ -155,12 +155,14 @@ class Run:
         self.columns = self._columns()
         self._signals = dyn.signals()
         out = cfg["output"]
+        # a row needs the loads (per-vehicle or per-coupling signals, the air brake's),
+        # else only the state, the lead's acceleration and the drive force
+        self._row_loads = bool(out["vehicles"] or out["couplings"]) or dyn.airbrake is not None
         every = self.sample_interval / self.control_step
         #: Whether the compiled loop records the samples at the control times it takes
         #: (it then goes on past them): every sample time is a control time, and a row
-        #: needs no more than the state, the lead's acceleration and the drive force.
-        self.samples_in_loop = (on_sample is not None and not out["vehicles"]
-                                and not out["couplings"] and dyn.airbrake is None
+        #: needs no loads.
+        self.samples_in_loop = (on_sample is not None and not self._row_loads
                                 and round(every) >= 1 and abs(every - round(every)) < 1e-9)
 
     # ------------------------------------------------------------------ state
@@ -572,7 +574,7 @@ class Run:
         out = self.scenario.config["output"]
         if dyn.airbrake is not None:
             dyn.airbrake.sample_time = t
-        if out["vehicles"] or out["couplings"] or dyn.airbrake is not None:
+        if self._row_loads:
             loads = dyn.loads(t, y)
             accel = loads.accel[0]
         else:  # only the acceleration: from the right-hand side (compiled where it applies)

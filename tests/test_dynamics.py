@@ -322,16 +322,17 @@ def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
     np.testing.assert_array_equal(got[1], want[1])
 
 
-def test_the_trains_drive_force_is_the_sum_of_its_vehicles():
-    # four locomotives driving, the cars' forces nil: the total
-    # (the time series' column, and the compiled loop's samples) is the vehicles' sum
+def test_the_trains_drive_force_is_its_locomotives_force_at_the_level_set():
+    # four locomotives of F_max = 450 kN (configs/vehicles/loco_3250kw.toml) at half
+    # traction from a standstill, 100 cars pulling nothing: 4 x 0.5 x 450 kN in the
+    # first control step (the time series' column, and the compiled loop's samples)
     sc = rrscore.load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml").with_values(
-        {"stop.max_time": 5.0})
+        {"autodriver.mode": "off", "stop.max_time": 5.0,
+         "driver": [{"at_time": 0.0, "all_vehicles": True,
+                     "set": {"traction_level": 0.5}}]})
     run = Run(sc)
-    run.advance(1.0)
-    per = run.dyn.traction_force()
-    assert np.count_nonzero(per) == 4 and per[0] > 100e3
-    assert run.dyn.traction_total() == pytest.approx(float(per.sum()), rel=1e-15)
+    run.advance(1.0)  # to the second control step: the inputs of the first, at rest
+    assert run.dyn.traction_total() == pytest.approx(4 * 0.5 * 450e3, rel=1e-12)
 
 
 def test_inputs_a_model_set_are_placed_in_the_train_frame_as_numpy_places_them():
