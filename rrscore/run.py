@@ -58,6 +58,9 @@ _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_contro
 #: Control steps the compiled loop takes in one advance at most (between samples and
 #: actions it takes all of them; without samples, a pause for Python now and then).
 MAX_AHEAD = 100_000
+#: Samples per control step at most for the compiled loop to record them (its buffer
+#: holds a control step's samples); finer sampling is the run's, from the loop's steps.
+MAX_LOOP_SAMPLES = 1000
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 Listener = Callable[[Event], None]
@@ -147,7 +150,8 @@ class Run:
         self._emitted = 0
         #: Whether the compiled loop may take control steps itself where every vehicle
         #: type gives a ``step_kernel`` (:mod:`rrscore.controlsteps`); False: every
-        #: control step in Python, the reference (the results are the same to the bit).
+        #: control step and every sample in Python, the reference (the results are the
+        #: same to the bit).
         self.ahead = True
         self._touched = True  # models changed in Python since the loop last gathered them
         self._handed_at = -1  # the control step the loop last handed back
@@ -158,12 +162,14 @@ class Run:
         # a row needs the loads (per-vehicle or per-coupling signals, the air brake's),
         # else only the state, the lead's acceleration and the drive force
         self._row_loads = bool(out["vehicles"] or out["couplings"]) or dyn.airbrake is not None
-        every = self.sample_interval / self.control_step
-        #: Whether the compiled loop records the samples at the control times it takes
-        #: (it then goes on past them): every sample time is a control time, and a row
-        #: needs no loads.
+        #: Whether the compiled loop records the samples in the steps and at the control
+        #: times it takes (it then goes on past them): where a row needs no loads, and a
+        #: control step holds no more than :data:`MAX_LOOP_SAMPLES` of them.
         self.samples_in_loop = (on_sample is not None and not self._row_loads
-                                and round(every) >= 1 and abs(every - round(every)) < 1e-9)
+                                and self.control_step / self.sample_interval
+                                <= MAX_LOOP_SAMPLES)
+        if self.integrator.loop is not None:
+            self.integrator.loop.sample_clock = self._sample_clock
 
     # ------------------------------------------------------------------ state
     @property
@@ -273,6 +279,14 @@ class Run:
                 self.error = message
                 self._sample(s.t, s.y, final=True)
                 return self.stop_reason
+
+    def _sample_clock(self) -> tuple[int, float, float] | None:
+        """For the compiled loop, where it records the samples (:attr:`samples_in_loop`,
+        and while it may take control steps: :attr:`ahead`): the next sample's index, the
+        interval, the control step; else None."""
+        if not (self.samples_in_loop and self.ahead):
+            return None
+        return self.k_sample, self.sample_interval, self.control_step
 
     def _go_ahead(self, t_end: float | None) -> float | None:
         """Let the compiled loop take the control steps itself (:mod:`rrscore.controlsteps`)

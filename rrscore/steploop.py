@@ -38,6 +38,7 @@ scenario key ``solver.compiled = false`` forces the Python path.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -448,6 +449,55 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
 
 
 @njit(cache=True)
+def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, out):  # pragma: no cover
+    """The state at ``t`` in a committed step from ``(t0, y0)`` to ``(t1, y1)``, into
+    ``out``, as :class:`~rrscore.integrator.Segment` gives it for the step
+    (:meth:`Steps.segment`): the method's dense output (:func:`rrscore.solvers.dp_dense`,
+    ``h`` the step's size) where the step is ``whole``, else the cubic Hermite between
+    its ends (derivatives ``f0``, ``f1``); the same arithmetic in the same order. The
+    rolling wheels' entries are left to :func:`rrscore.wheelsets.fill_rolling`. Returns
+    whether they are to be filled (not where ``t`` is the step's start: ``y0`` is
+    returned whole there, as the segment returns it)."""
+    if t <= t0:
+        out[:] = y0
+        return False
+    if whole:
+        w = dp_dense_weights((t - t0) / h)
+        for c in range(y0.size):
+            acc = 0.0
+            for k in range(7):
+                acc += w[k] * ks[k, c]
+            acc *= h
+            out[c] = y0[c] + acc
+        return True
+    hh = t1 - t0
+    s = (t - t0) / hh
+    a = (1 + 2 * s) * (1 - s) ** 2
+    b = s * (1 - s) ** 2 * hh
+    c2 = s * s * (3 - 2 * s)
+    d = s * s * (s - 1) * hh
+    for c in range(y0.size):
+        out[c] = a * y0[c] + b * f0[c] + c2 * y1[c] + d * f1[c]
+    return True
+
+
+@njit(cache=True)
+def _sample_states(rec, T, Y, F, KS, H, WHOLE, bodies, out):  # pragma: no cover (compiled)
+    """The states of the samples a call recorded (rows ``rec``, see :func:`_advance`)
+    into the rows of ``out``: a buffer row, or the state on a step's interpolant with the
+    rolling wheels filled in (:func:`_dense_state`, as the loop took it)."""
+    idx, _, _, _, axle_vehicle, inv_radius, axles = bodies
+    for r in range(rec.shape[0]):
+        j = int(rec[r, 1])
+        if rec[r, 4] == 0.0:
+            out[r] = Y[j]
+        elif _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
+                          F[j + 1], KS[j], WHOLE[j], out[r]):
+            fill_rolling(Y[j], out[r], axles, axle_vehicle, inv_radius, idx[0], idx[1],
+                         idx[2], idx[3])
+
+
+@njit(cache=True)
 def _dense_deflection(t, t0, h, y0, ks, i, sx, nominal):  # pragma: no cover (compiled)
     """Deflection of coupling ``i`` at ``t`` on the step's continuous extension
     (:func:`rrscore.solvers.dp_dense`, for the two positions it needs)."""
@@ -564,13 +614,19 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     to the run (``cstate[3]`` 2). A control step handed back ends the call there with
     :data:`HANDED`.
 
-    Samples (``watch[W_SAMPLE_DT]`` set): where a control time the loop takes, but for
-    ``t_end``, is the run's next sample time (``watch[W_SAMPLE_K]`` times the interval,
-    within 1e-9 s, as :meth:`Run._sample <rrscore.run.Run._sample>` takes it), the loop
-    records what the run's row needs beyond the state, after the control step and its
-    restart: ``samples`` row ``cstate[5]`` gets the sample time, the buffer row of the
-    state, the lead's acceleration (the right-hand side with the new inputs, as the run
-    evaluates it) and the drive force (:func:`~rrscore.dynamics.traction_total`)."""
+    Samples (``watch[W_SAMPLE_DT]`` set): the loop records what the run's row needs
+    beyond the state at the run's sample times (``watch[W_SAMPLE_K]`` times the
+    interval, counted on) that fall in the steps it takes or on the control times it
+    takes. ``samples`` row ``cstate[5]`` gets the sample time, where the state is, the
+    lead's acceleration (the right-hand side at that state with the inputs then, as the
+    run evaluates it) and the drive force (:func:`~rrscore.dynamics.traction_total`),
+    and the kind of sample: 1 inside a step (before its end less 1e-12 s, as
+    :meth:`Run._steps <rrscore.run.Run._steps>` assigns them; the state on the step's
+    interpolant, :func:`_dense_state`; column 1 the step), 0 at a control time the loop
+    takes, but for ``t_end`` (within 1e-9 s, as :meth:`Run._sample
+    <rrscore.run.Run._sample>` takes it; after the control step and its restart; column
+    1 the buffer row of the state). The call ends (:data:`FULL`) at a control time where
+    the rows left might not hold the samples up to the next one."""
     # arguments come flat: numba types a tuple from Python slowly, an array quickly
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
@@ -602,6 +658,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     pending = -1  # a sample whose acceleration the coming restart's derivative gives
     s_dy = np.empty(n if sampling else 0)  # the samples' right-hand side
     s_cf = np.empty(max(nc, 0) if sampling else 0)
+    s_y = np.empty(n if sampling else 0)  # a sample's state inside a step
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
         # loop took (with new inputs: ``fresh``)
@@ -719,6 +776,28 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 v = y1[lay[1] + i]
                 direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
                 frozen[i] = has_friction[i] and direction[i] != 0.0
+            # the sample times inside the step (before its end less 1e-12 s, as the run
+            # assigns them to steps): the state on the step's interpolant, the lead's
+            # acceleration there (the right-hand side, with the inputs of the control step
+            # before) and the drive force
+            while sampling and watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] < t1 - 1e-12:
+                ts = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
+                j = steps - 1
+                if _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
+                                F[j + 1], KS[j], WHOLE[j], s_y):
+                    fill_rolling(Y[j], s_y, bodies[6], bodies[4], bodies[5], bodies[0][0],
+                                 bodies[0][1], bodies[0][2], bodies[0][3])
+                _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                     inputs, air, bodies, held, frozen, direction, True)
+                r = cstate[5]
+                samples[r, 0] = ts
+                samples[r, 1] = j
+                samples[r, 2] = s_dy[lay[1]]
+                samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle,
+                                               aconst[0])
+                samples[r, 4] = 1.0
+                cstate[5] += 1
+                watch[W_SAMPLE_K] += 1.0
             if located:
                 # as the Python path after an event: fresh values, with the edges that landed
                 # on their surface put beyond it, so the next step does not find them again
@@ -735,8 +814,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         if status != DONE or cstate[1] > cstate[2] or cstate[1] * dc != t:
             break  # at t_end, with no control step of the loop's here
         # a control time the loop takes itself (rrscore.controlsteps), once the steps
-        # before it are handed on if the buffer is full
-        if steps == max_steps:
+        # before it are handed on if the buffer is full, or the samples if the rows left
+        # might not hold those up to the next control time (the samples here, inside the
+        # steps to the next and at it; a call starts with room for them)
+        if steps == max_steps or (sampling and cstate[5] + int(dc / watch[W_SAMPLE_DT]) + 3
+                                  > samples.shape[0]):
             status = FULL
             break
         try:
@@ -776,6 +858,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 samples[r, 2] = s_dy[lay[1]]
             samples[r, 0] = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
             samples[r, 1] = steps
+            samples[r, 4] = 0.0
             samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
             cstate[5] += 1
             watch[W_SAMPLE_K] += 1.0
@@ -816,9 +899,9 @@ def _kernel_is_current(cls: type) -> bool:
 
 
 class LoopSamples(NamedTuple):
-    """The samples one call of the loop recorded at the control times it took (see
-    :func:`_advance`), for the run's time series: their times, the states there (one
-    row each), the lead vehicle's acceleration and the train's drive force."""
+    """The samples one call of the loop recorded in its steps and at the control times
+    it took (see :func:`_advance`), for the run's time series: their times, the states
+    there (one row each), the lead vehicle's acceleration and the train's drive force."""
 
     t: np.ndarray
     y: np.ndarray
@@ -986,11 +1069,16 @@ class StepLoop:
         self._H = np.zeros(size)
         self._CF = np.zeros((size, max(nc, 0)))
         self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
-        # the samples a call records (see _advance): time, buffer row, the lead's
-        # acceleration, the drive force; at most one per control time, so one per row
-        self._samples = np.zeros((size + 1, 4))
+        # the samples a call records (see _advance): time, buffer row or step, the lead's
+        # acceleration, the drive force, kind; room for one per control time (one per
+        # row), and for those of a control step's length more (set at each run)
+        self._samples = np.zeros((size + 1, 5))
         #: The samples the last :meth:`run` recorded (:class:`LoopSamples`), or None.
         self.samples: LoopSamples | None = None
+        #: Where the loop records the run's samples (see :meth:`run`): a function giving
+        #: the next sample's index, the sample interval and the control step, or None
+        #: where it records none now.
+        self.sample_clock: Callable[[], tuple[int, float, float] | None] | None = None
         self.edges = 0
         #: Set when a plugin's kernel raised: the Python path serves the rest of the run.
         self.failed = False
@@ -1149,6 +1237,28 @@ class StepLoop:
         self._cstate[3] = 0
         return self._f_restart.copy()
 
+    def _set_sampling(self) -> None:
+        """Tell the coming call where the run's samples are (:attr:`sample_clock`), with
+        room in the buffer for those of a control step's length."""
+        clock = self.sample_clock() if self.sample_clock is not None else None
+        watch = self._ahead_watch
+        if clock is None:
+            watch[W_SAMPLE_DT] = 0.0
+            return
+        k, interval, control_step = clock
+        watch[W_SAMPLE_K], watch[W_SAMPLE_DT] = float(k), interval
+        rows = self._size + 1 + math.ceil(control_step / interval) + 3
+        if self._samples.shape[0] < rows:
+            self._samples = np.zeros((rows, self._samples.shape[1]))
+
+    def _recorded(self, rec: np.ndarray) -> LoopSamples:
+        """The samples of the rows ``rec`` a call recorded (see :func:`_advance`), with
+        their states (:func:`_sample_states`)."""
+        y = np.empty((rec.shape[0], self._Y.shape[1]))
+        _sample_states(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
+                       self._bodies, y)
+        return LoopSamples(rec[:, 0].copy(), y, rec[:, 2].copy(), rec[:, 3].copy())
+
     def run(self, t_end: float, resume: bool = False,
             fresh: bool = False) -> tuple[int, Steps | None]:
         """Steps from the solver's state towards ``t_end``, committed to the solver,
@@ -1188,6 +1298,7 @@ class StepLoop:
         counts[:] = 0
         self._cstate[5] = 0
         self.samples = None
+        self._set_sampling()
         try:
             status, steps, h = self._advance(
                 s.t, t_end, s.h, s.max_step, self._size, *self._atol_rtol,
@@ -1216,9 +1327,7 @@ class StepLoop:
         recorded = int(self._cstate[5])
         if recorded:
             self.samples_recorded += recorded
-            rec = self._samples[:recorded]
-            self.samples = LoopSamples(rec[:, 0].copy(), Y[rec[:, 1].astype(np.int64)],
-                                       rec[:, 2].copy(), rec[:, 3].copy())
+            self.samples = self._recorded(self._samples[:recorded])
         self.handed = self.handed or status == HANDED
         if self._cstate[4]:  # a step kernel raised: Python takes the control steps now
             self.kernel_failed = True

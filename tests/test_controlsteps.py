@@ -142,17 +142,58 @@ def test_the_loop_records_the_samples_at_its_control_times_as_the_run_takes_them
         run.integrator.loop.samples_recorded, rows)
 
 
+@pytest.mark.parametrize("interval", [0.37, 0.01])
+def test_the_loop_records_the_samples_between_its_control_times_as_the_run_takes_them(
+        interval):
+    # samples inside the steps (0.37 s apart; and 0.01 s, several to a step), taken on
+    # the steps' interpolants with the inputs of the control step before: the rows are
+    # the Python path's to the bit, and the loop goes on past them
+    sc = _scenario(stop={"max_time": 30.0}, output={"sample_interval": interval})
+    (fast, run), (ref, _) = _drive(sc, True), _drive(sc, False)
+    _assert_same(fast, ref)
+    assert run.samples_in_loop
+    rows = len(fast.series["time_s"])
+    assert run.integrator.loop.samples_recorded > 0.9 * rows, (
+        run.integrator.loop.samples_recorded, rows)
+    assert run.integrator.loop.control_steps_taken > 0.6 * round(30.0 / 0.05)
+
+
+def test_a_loop_whose_sample_rows_fill_hands_them_on_at_a_control_time(monkeypatch):
+    # two steps a call and room for a control step's samples: the rows fill at control
+    # times (where the locomotive's force changes: a restart), none lost or taken twice
+    import rrscore.steploop as steploop
+
+    monkeypatch.setattr(steploop, "BUFFER_BYTES", 0)
+    sc = _scenario(stop={"max_time": 10.0}, output={"sample_interval": 0.01})
+    (fast, run), (ref, _) = _drive(sc, True), _drive(sc, False)
+    _assert_same(fast, ref)
+    assert len(fast.series["time_s"]) == 1001
+    assert run.integrator.loop.samples_recorded > 900
+
+
 @pytest.mark.parametrize("case", ["unaligned samples", "actions"])
-def test_samples_between_control_times_or_of_vehicle_signals_stay_the_runs(case):
+def test_samples_of_vehicle_or_coupling_signals_stay_the_runs(case):
+    # their rows need the loads: the run builds them from the loop's steps
     _, run = _drive(_scenario(**CASES[case]), True)
     assert not run.samples_in_loop
     assert run.integrator.loop.samples_recorded == 0
 
 
-def test_a_drive_paused_and_resumed_is_the_one_run_straight_through():
-    # paused with the loop going ahead, against straight through with every control
-    # step in Python
-    sc = _scenario(output={"sample_interval": 2.0})
+def test_samples_far_finer_than_the_control_step_stay_the_runs():
+    # more than MAX_LOOP_SAMPLES to a control step: the run takes them from the steps
+    from rrscore.run import MAX_LOOP_SAMPLES
+
+    fine = _scenario(output={"sample_interval": 0.05 / (MAX_LOOP_SAMPLES + 1)})
+    assert not Run(fine, on_sample=lambda t, y, row: None).samples_in_loop
+    coarse = _scenario(output={"sample_interval": 0.05 / MAX_LOOP_SAMPLES})
+    assert Run(coarse, on_sample=lambda t, y, row: None).samples_in_loop
+
+
+@pytest.mark.parametrize("interval", [2.0, 0.37])
+def test_a_drive_paused_and_resumed_is_the_one_run_straight_through(interval):
+    # paused with the loop going ahead (and recording samples at control times, or
+    # between them), against straight through with every control step in Python
+    sc = _scenario(output={"sample_interval": interval})
     fast, run = _drive(sc, True, pieces=(3.3, 10.0, 10.02, 41.7))
     ref, _ = _drive(sc, False)
     _assert_same(fast, ref)
