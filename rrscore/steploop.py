@@ -449,50 +449,59 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
 
 
 @njit(cache=True)
-def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, out):  # pragma: no cover
-    """The state at ``t`` in a committed step from ``(t0, y0)`` to ``(t1, y1)``, into
-    ``out``, as :class:`~rrscore.integrator.Segment` gives it for the step
-    (:meth:`Steps.segment`): the method's dense output (:func:`rrscore.solvers.dp_dense`,
-    ``h`` the step's size) where the step is ``whole``, else the cubic Hermite between
-    its ends (derivatives ``f0``, ``f1``); the same arithmetic in the same order. The
-    rolling wheels' entries are left to :func:`rrscore.wheelsets.fill_rolling`. Returns
-    whether they are to be filled (not where ``t`` is the step's start: ``y0`` is
-    returned whole there, as the segment returns it)."""
+def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
+                 out):  # pragma: no cover (compiled)
+    """The state at ``t`` in a committed step from ``(t0, y0)`` to ``(t1, y1)``, on the
+    entries in the ``ranges`` (rows ``start, stop``) of ``out``, as
+    :class:`~rrscore.integrator.Segment` gives it for the step (:meth:`Steps.segment`):
+    the method's dense output (:func:`rrscore.solvers.dp_dense`, ``h`` the step's size)
+    where the step is ``whole``, else the cubic Hermite between its ends (derivatives
+    ``f0``, ``f1``); ``y0``'s own entries at or before ``t0``. The same arithmetic in
+    the same order, so the same values. (The segment reads the rolling wheels' entries
+    off the bodies after: :func:`rrscore.wheelsets.fill_rolling`.)"""
     if t <= t0:
-        out[:] = y0
-        return False
+        for r in range(ranges.shape[0]):
+            for c in range(ranges[r, 0], ranges[r, 1]):
+                out[c] = y0[c]
+        return
     if whole:
         w = dp_dense_weights((t - t0) / h)
-        for c in range(y0.size):
-            acc = 0.0
-            for k in range(7):
-                acc += w[k] * ks[k, c]
-            acc *= h
-            out[c] = y0[c] + acc
-        return True
+        for r in range(ranges.shape[0]):
+            lo, hi = ranges[r, 0], ranges[r, 1]
+            acc = np.zeros(hi - lo)  # a fresh array, which the compiler vectorises over
+            for k in range(7):  # row by row: the stages are rows of ks
+                a = w[k]
+                row = ks[k, lo:hi]
+                for c in range(hi - lo):
+                    acc[c] += a * row[c]
+            for c in range(hi - lo):
+                out[lo + c] = y0[lo + c] + acc[c] * h
+        return
     hh = t1 - t0
     s = (t - t0) / hh
     a = (1 + 2 * s) * (1 - s) ** 2
     b = s * (1 - s) ** 2 * hh
     c2 = s * s * (3 - 2 * s)
     d = s * s * (s - 1) * hh
-    for c in range(y0.size):
-        out[c] = a * y0[c] + b * f0[c] + c2 * y1[c] + d * f1[c]
-    return True
+    for r in range(ranges.shape[0]):
+        for c in range(ranges[r, 0], ranges[r, 1]):
+            out[c] = a * y0[c] + b * f0[c] + c2 * y1[c] + d * f1[c]
 
 
 @njit(cache=True)
-def _sample_states(rec, T, Y, F, KS, H, WHOLE, bodies, out):  # pragma: no cover (compiled)
+def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_radius, axles,
+                   out):  # pragma: no cover (compiled)
     """The states of the samples a call recorded (rows ``rec``, see :func:`_advance`)
-    into the rows of ``out``: a buffer row, or the state on a step's interpolant with the
-    rolling wheels filled in (:func:`_dense_state`, as the loop took it)."""
-    idx, _, _, _, axle_vehicle, inv_radius, axles = bodies
+    into the rows of ``out``: a buffer row, or the state on a step's interpolant
+    (:func:`_dense_state`, as the loop took it) on the entries ``formed``, the rolling
+    wheels' filled in. (Arguments flat: numba types a tuple from Python slowly.)"""
     for r in range(rec.shape[0]):
         j = int(rec[r, 1])
-        if rec[r, 4] == 0.0:
+        if rec[r, 4] == 0.0 or rec[r, 0] <= T[j]:
             out[r] = Y[j]
-        elif _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
-                          F[j + 1], KS[j], WHOLE[j], out[r]):
+        else:
+            _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
+                         F[j + 1], KS[j], WHOLE[j], formed, out[r])
             fill_rolling(Y[j], out[r], axles, axle_vehicle, inv_radius, idx[0], idx[1],
                          idx[2], idx[3])
 
@@ -777,18 +786,17 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
                 frozen[i] = has_friction[i] and direction[i] != 0.0
             # the sample times inside the step (before its end less 1e-12 s, as the run
-            # assigns them to steps): the state on the step's interpolant, the lead's
-            # acceleration there (the right-hand side, with the inputs of the control step
-            # before) and the drive force
+            # assigns them to steps): the lead's acceleration at the state on the step's
+            # interpolant (the right-hand side, with the inputs of the control step
+            # before: it reads the entries ``live`` alone, so only these are formed; the
+            # run forms the whole state, :func:`_sample_states`) and the drive force
             while sampling and watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] < t1 - 1e-12:
                 ts = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
                 j = steps - 1
-                if _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
-                                F[j + 1], KS[j], WHOLE[j], s_y):
-                    fill_rolling(Y[j], s_y, bodies[6], bodies[4], bodies[5], bodies[0][0],
-                                 bodies[0][1], bodies[0][2], bodies[0][3])
+                _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0], F[j + 1],
+                             KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, True)
+                     inputs, air, bodies, held, frozen, direction, False)
                 r = cstate[5]
                 samples[r, 0] = ts
                 samples[r, 1] = j
@@ -1255,8 +1263,9 @@ class StepLoop:
         """The samples of the rows ``rec`` a call recorded (see :func:`_advance`), with
         their states (:func:`_sample_states`)."""
         y = np.empty((rec.shape[0], self._Y.shape[1]))
+        b = self._bodies
         _sample_states(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
-                       self._bodies, y)
+                       self._formed, b[0], b[4], b[5], b[6], y)
         return LoopSamples(rec[:, 0].copy(), y, rec[:, 2].copy(), rec[:, 3].copy())
 
     def run(self, t_end: float, resume: bool = False,
