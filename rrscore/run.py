@@ -58,9 +58,6 @@ _STATE = ("train", "dyn", "solver", "integrator", "driver", "monitor", "n_contro
 #: Control steps the compiled loop takes in one advance at most (between samples and
 #: actions it takes all of them; without samples, a pause for Python now and then).
 MAX_AHEAD = 100_000
-#: Samples per control step at most for the compiled loop to record them (its buffer
-#: holds a control step's samples); finer sampling is the run's, from the loop's steps.
-MAX_LOOP_SAMPLES = 1000
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 Listener = Callable[[Event], None]
@@ -162,14 +159,16 @@ class Run:
         # a row needs the loads (per-vehicle or per-coupling signals, the air brake's),
         # else only the state, the lead's acceleration and the drive force
         self._row_loads = bool(out["vehicles"] or out["couplings"]) or dyn.airbrake is not None
+        loop = self.integrator.loop
         #: Whether the compiled loop records the samples in the steps and at the control
         #: times it takes (it then goes on past them): where a row needs no loads, and a
-        #: control step holds no more than :data:`MAX_LOOP_SAMPLES` of them.
+        #: control step's samples fit in its buffer
+        #: (:meth:`StepLoop.can_sample <rrscore.steploop.StepLoop.can_sample>`).
         self.samples_in_loop = (on_sample is not None and not self._row_loads
-                                and self.control_step / self.sample_interval
-                                <= MAX_LOOP_SAMPLES)
-        if self.integrator.loop is not None:
-            self.integrator.loop.sample_clock = self._sample_clock
+                                and (loop is None or loop.can_sample(self.sample_interval,
+                                                                     self.control_step)))
+        if loop is not None:
+            loop.sample_clock = self._sample_clock
 
     # ------------------------------------------------------------------ state
     @property

@@ -102,6 +102,9 @@ BUFFER_STEPS = 32
 #: step) stay within this: a long train hands its steps on more often instead (10,000
 #: vehicles: 5 steps a call, where 32 took 306 MB more than the train itself).
 BUFFER_BYTES = 64 * 2**20
+#: The states of the samples one call of the loop records stay within this too: the run
+#: samples more finely than a control step's samples fit in from the loop's steps.
+SAMPLE_BYTES = 64 * 2**20
 
 #: The signature of ``CouplerModel.force_kernel``: ``(d, d_dot, z, params, force, dz)``:
 #: deflections and their rates of the model's couplings, its states ``z`` (one row per
@@ -1079,7 +1082,7 @@ class StepLoop:
         self._g_out = np.zeros(max(nc, 0) * self._kinks.shape[1])
         # the samples a call records (see _advance): time, buffer row or step, the lead's
         # acceleration, the drive force, kind; room for one per control time (one per
-        # row), and for those of a control step's length more (set at each run)
+        # row), and for samples between them (set at each run: _sample_rows)
         self._samples = np.zeros((size + 1, 5))
         #: The samples the last :meth:`run` recorded (:class:`LoopSamples`), or None.
         self.samples: LoopSamples | None = None
@@ -1245,9 +1248,25 @@ class StepLoop:
         self._cstate[3] = 0
         return self._f_restart.copy()
 
+    def _sample_rows(self, interval: float, control_step: float) -> tuple[int, int]:
+        """Rows of samples a call needs at least (one per control time and step, and room
+        for a control step's samples: the loop ends a call where fewer are left), and
+        those it gets: up to a control step's samples per step, as :data:`SAMPLE_BYTES`
+        allows their states."""
+        per_step = math.ceil(control_step / interval) + 3
+        least = self._size + 1 + per_step
+        most = SAMPLE_BYTES // (8 * self._Y.shape[1])
+        return least, max(least, min(most, (self._size + 1) * (per_step + 1)))
+
+    def can_sample(self, interval: float, control_step: float) -> bool:
+        """Whether the loop can record samples ``interval`` apart (with control steps of
+        ``control_step``) within :data:`SAMPLE_BYTES`."""
+        least, _ = self._sample_rows(interval, control_step)
+        return least * 8 * self._Y.shape[1] <= SAMPLE_BYTES
+
     def _set_sampling(self) -> None:
         """Tell the coming call where the run's samples are (:attr:`sample_clock`), with
-        room in the buffer for those of a control step's length."""
+        room in the buffer (:meth:`_sample_rows`)."""
         clock = self.sample_clock() if self.sample_clock is not None else None
         watch = self._ahead_watch
         if clock is None:
@@ -1255,8 +1274,8 @@ class StepLoop:
             return
         k, interval, control_step = clock
         watch[W_SAMPLE_K], watch[W_SAMPLE_DT] = float(k), interval
-        rows = self._size + 1 + math.ceil(control_step / interval) + 3
-        if self._samples.shape[0] < rows:
+        _, rows = self._sample_rows(interval, control_step)
+        if self._samples.shape[0] != rows:
             self._samples = np.zeros((rows, self._samples.shape[1]))
 
     def _recorded(self, rec: np.ndarray) -> LoopSamples:

@@ -179,14 +179,22 @@ def test_samples_of_vehicle_or_coupling_signals_stay_the_runs(case):
     assert run.integrator.loop.samples_recorded == 0
 
 
-def test_samples_far_finer_than_the_control_step_stay_the_runs():
-    # more than MAX_LOOP_SAMPLES to a control step: the run takes them from the steps
-    from rrscore.run import MAX_LOOP_SAMPLES
+def test_samples_whose_states_would_overfill_the_loops_room_stay_the_runs(monkeypatch):
+    # samples 0.001 s apart (50 to a control step) with SAMPLE_BYTES a byte short of the
+    # states the loop's rows would hold: the run takes them from the loop's steps, the
+    # same rows to the bit
+    import rrscore.steploop as steploop
 
-    fine = _scenario(output={"sample_interval": 0.05 / (MAX_LOOP_SAMPLES + 1)})
-    assert not Run(fine, on_sample=lambda t, y, row: None).samples_in_loop
-    coarse = _scenario(output={"sample_interval": 0.05 / MAX_LOOP_SAMPLES})
-    assert Run(coarse, on_sample=lambda t, y, row: None).samples_in_loop
+    sc = _scenario(stop={"max_time": 2.0}, output={"sample_interval": 0.001})
+    run = Run(sc, on_sample=lambda t, y, row: None)
+    n = run.dyn.size
+    least, _ = run.integrator.loop._sample_rows(0.001, 0.05)
+    assert run.samples_in_loop
+    monkeypatch.setattr(steploop, "SAMPLE_BYTES", least * 8 * n - 1)
+    (fast, run), (ref, _) = _drive(sc, True), _drive(sc, False)
+    assert not run.samples_in_loop
+    assert run.integrator.loop.samples_recorded == 0
+    _assert_same(fast, ref)
 
 
 @pytest.mark.parametrize("interval", [2.0, 0.37])
