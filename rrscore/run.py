@@ -29,7 +29,7 @@ import numpy as np
 from .autodriver import D_ON, AutoDriver
 from .brakereport import BrakeApplications
 from .compiled import compile_seconds
-from .controlsteps import W_MOVED
+from .controlsteps import W_MOVED, W_SAMPLE_K
 from .driver import DriverProgram
 from .dynamics import TrainDynamics
 from .errors import (
@@ -349,11 +349,11 @@ class Run:
             return None
         at_sample = last * dc > sample - 1e-9
         stop = sc.config["stop"]
-        loop.control.watch[:] = (front, self.x0, stop["max_distance"],
-                                 stop["standstill_speed"], float(stop["standstill"]),
-                                 float(self.moved), above, below, tr.half_length[0], dc,
-                                 self.k_sample,
-                                 self.sample_interval if self.samples_in_loop else 0.0)
+        # (the samples' entries the loop sets at each call: StepLoop.sample_clock)
+        loop.control.watch[:W_SAMPLE_K] = (front, self.x0, stop["max_distance"],
+                                           stop["standstill_speed"], float(stop["standstill"]),
+                                           float(self.moved), above, below, tr.half_length[0],
+                                           dc)
         if not loop.go_ahead(first, last, gather=self._touched):
             return None
         self._touched = False
@@ -503,8 +503,9 @@ class Run:
             self.k_sample += 1
 
     def _loop_samples(self, samples: LoopSamples) -> None:
-        """The samples the compiled loop recorded at its control times: the rows
-        :meth:`row` gives there, built from the state and what the loop took with it."""
+        """The samples the compiled loop recorded in its steps and at its control times:
+        the rows :meth:`row` gives there, built from the states and what the loop took
+        with them."""
         dyn, tr = self.dyn, self.train
         y = samples.y
         lead = y[:, dyn.sx.start]

@@ -19,9 +19,9 @@ and reports the failure), or its buffer of steps is full. The steps it took are
 handed on together, as arrays (:class:`Steps`): the run's monitors take them in
 a few array operations, not one call per step, and a step becomes a
 :class:`~rrscore.integrator.Segment`, with the method's own dense output, only
-where a sample or a named point falls in it. Samples at the control times the
-loop takes (:mod:`rrscore.controlsteps`) it records itself, with what their rows
-need beyond the state (:class:`LoopSamples`).
+where a sample or a named point falls in it. The run's samples, inside its
+steps and at the control times it takes (:mod:`rrscore.controlsteps`), the loop
+records itself, with what their rows need beyond the state (:class:`LoopSamples`).
 
 When it applies (:meth:`StepLoop.applies`): the ``rk45`` solver; every axle
 rolling and no extra lookups of the route (the compiled body pass applies); every
@@ -510,6 +510,22 @@ def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_ra
 
 
 @njit(cache=True)
+def _record_sample(samples, cstate, watch, where, kind, traction):  # pragma: no cover
+    """The run's next sample (``watch[W_SAMPLE_K]``) recorded in row ``cstate[5]`` of
+    ``samples``: its time, where its state is, its ``kind`` and drive force (see
+    :func:`_advance`; the caller writes the acceleration); both counts moved on.
+    Returns the row."""
+    r = cstate[5]
+    samples[r, 0] = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
+    samples[r, 1] = where
+    samples[r, 3] = traction
+    samples[r, 4] = kind
+    cstate[5] += 1
+    watch[W_SAMPLE_K] += 1.0
+    return r
+
+
+@njit(cache=True)
 def _dense_deflection(t, t0, h, y0, ks, i, sx, nominal):  # pragma: no cover (compiled)
     """Deflection of coupling ``i`` at ``t`` on the step's continuous extension
     (:func:`rrscore.solvers.dp_dense`, for the two positions it needs)."""
@@ -800,15 +816,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                              KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                      inputs, air, bodies, held, frozen, direction, False)
-                r = cstate[5]
-                samples[r, 0] = ts
-                samples[r, 1] = j
+                r = _record_sample(samples, cstate, watch, j, 1.0, traction_total(
+                    body_force, axle_torque, axle_vehicle, aconst[0]))
                 samples[r, 2] = s_dy[lay[1]]
-                samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle,
-                                               aconst[0])
-                samples[r, 4] = 1.0
-                cstate[5] += 1
-                watch[W_SAMPLE_K] += 1.0
             if located:
                 # as the Python path after an event: fresh values, with the edges that landed
                 # on their surface put beyond it, so the next step does not find them again
@@ -860,19 +870,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             for i in range(lay[6]):
                 frozen[i] = has_friction[i] and direction[i] != 0.0
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
-            r = cstate[5]
+            r = _record_sample(samples, cstate, watch, steps, 0.0, traction_total(
+                body_force, axle_torque, axle_vehicle, aconst[0]))
             if fresh:  # the restart's derivative, taken next at the same state and inputs
                 pending = r
             else:
                 _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                      inputs, air, bodies, held, frozen, direction, True)
                 samples[r, 2] = s_dy[lay[1]]
-            samples[r, 0] = watch[W_SAMPLE_K] * watch[W_SAMPLE_DT]
-            samples[r, 1] = steps
-            samples[r, 4] = 0.0
-            samples[r, 3] = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
-            cstate[5] += 1
-            watch[W_SAMPLE_K] += 1.0
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
     return status, steps, h_next
