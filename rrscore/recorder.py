@@ -46,28 +46,29 @@ class LineFile:
 
     def flush(self) -> None:
         """Hand the queued rows to the operating system (whole lines only): the rows that
-        fit in the current page in one call, a row that crosses into the next in one."""
+        fit in the current page in one call, a row that crosses into the next in one.
+        A row leaves the queue once written: an exception on the way (a signal's
+        interruption, raised between two calls) leaves the rest queued for
+        :meth:`close`, not lost."""
         if not self._pending or self._fh is None:
             return
         rows = [r.encode("utf-8") for r in self._pending]
-        self._pending.clear()
-        chunk: list[bytes] = []
-        size = 0
-        room = self.PAGE - self._offset % self.PAGE
-        for row in rows:
-            if size + len(row) > room:  # the page is full: what fits in it, then on
-                if chunk:
-                    self._write(b"".join(chunk))
-                    chunk, size = [], 0
-                    room = self.PAGE - self._offset % self.PAGE
-                if len(row) > room:  # this row crosses a page boundary: alone
-                    self._write(row)
-                    room = self.PAGE - self._offset % self.PAGE
+        done = 0  # rows written
+        try:
+            while done < len(rows):
+                room = self.PAGE - self._offset % self.PAGE
+                if len(rows[done]) > room:  # this row crosses a page boundary: alone
+                    self._write(rows[done])
+                    done += 1
                     continue
-            chunk.append(row)
-            size += len(row)
-        if chunk:
-            self._write(b"".join(chunk))
+                end, size = done, 0
+                while end < len(rows) and size + len(rows[end]) <= room:
+                    size += len(rows[end])
+                    end += 1
+                self._write(b"".join(rows[done:end]))
+                done = end
+        finally:
+            del self._pending[:done]
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

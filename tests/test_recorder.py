@@ -110,3 +110,30 @@ def test_no_write_of_a_line_file_crosses_a_page_boundary_but_one_of_a_single_row
         assert data.endswith(b"\n")  # whole rows only
         crosses = start // 4096 != (start + len(data) - 1) // 4096
         assert not crosses or data.count(b"\n") == 1, (start, len(data))
+
+
+def test_rows_queued_when_an_interruption_stops_a_flush_are_written_at_close(tmp_path):
+    # a signal's KeyboardInterrupt raised in the middle of a flush (here: at its third
+    # write, the page boundaries making several): the rows not yet written stay queued
+    # and close() writes them, each once
+    from rrscore.recorder import LineFile
+
+    lf = LineFile(tmp_path / "t.csv", ["t", "x"])
+    for i in range(600):
+        lf.write([i, "y" * 40])
+    calls = []
+    real = lf._write
+
+    def interrupted(data):
+        calls.append(len(data))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        real(data)
+
+    lf._write = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        lf.flush()
+    lf._write = real
+    lf.close()
+    rows = list(csv.reader((tmp_path / "t.csv").read_text().splitlines()))
+    assert [int(r[0]) for r in rows[1:]] == list(range(600))
