@@ -59,7 +59,9 @@ def rrs_solvers() -> list[type]:
 # however the drive ends (a stop condition, Ctrl-C, a failing plugin or solver). The
 # outputs rrscore writes (timeseries.csv, events.csv, summary.json, the plots) are
 # themselves plugins on these hooks (rrscore.outputs). A plugin keeps what it needs for
-# one drive in ``drive.store[its name]``: several drives may run at once.
+# one drive in ``drive.store[its name]``: several drives may run at once. A plugin that
+# raises ends the drive, named in its error; the other plugins still get that call, the
+# final row and rrs_drive_end (rrscore.lifecycle).
 
 
 @hookspec

@@ -455,8 +455,7 @@ class Run:
             if ts >= seg.t1 - 1e-12:
                 return
             y = seg(ts)
-            self.on_sample(ts, y, self.row(ts, y))
-            self.k_sample += 1
+            self._deliver(ts, y, self.row(ts, y))
 
     def _steps(self, steps: Steps) -> None:
         """Steps of the compiled loop, all at once: what :meth:`_segment` does for each
@@ -499,8 +498,7 @@ class Run:
             if j != at:
                 seg, at = steps.segment(j), j
             y = np.array(seg(ts))  # (a step's ends are rows of the loop's buffer)
-            self.on_sample(ts, y, self.row(ts, y))
-            self.k_sample += 1
+            self._deliver(ts, y, self.row(ts, y))
 
     def _loop_samples(self, samples: LoopSamples) -> None:
         """The samples the compiled loop recorded in its steps and at its control times:
@@ -514,8 +512,7 @@ class Run:
                    self.scenario.route.speed_limits_at(fronts), fronts,
                    y[:, dyn.sx.stop - 1] - tr.half_length[-1])
         for r, row in enumerate(np.column_stack(columns).tolist()):
-            self.on_sample(row[0], y[r], row)
-            self.k_sample += 1
+            self._deliver(row[0], y[r], row)
 
     def _front(self, y: np.ndarray) -> float:
         return float(y[self.dyn.sx][0] + self.train.half_length[0])
@@ -549,11 +546,17 @@ class Run:
             return
         ts = self.k_sample * self.sample_interval
         if abs(ts - t) <= 1e-9:
-            self.on_sample(ts, y, self.row(ts, y))
-            self.k_sample += 1
+            self._deliver(ts, y, self.row(ts, y))
         elif final and t > ts - self.sample_interval + 1e-9:
-            self.on_sample(t, y, self.row(t, y))
-            self.k_sample = math.floor(t / self.sample_interval) + 1
+            row = self.row(t, y)
+            self.k_sample = math.floor(t / self.sample_interval)
+            self._deliver(t, y, row)
+
+    def _deliver(self, t: float, y: np.ndarray, row: list[float]) -> None:
+        """Hand the next row to ``on_sample``, counted first: if a hook raises on it, the
+        drive's final row (:meth:`sample_final`) is not this one again."""
+        self.k_sample += 1
+        self.on_sample(t, y, row)
 
     def stop(self, reason: str) -> None:
         """End the run where it stands (a driver quitting the cab), with ``reason`` as its

@@ -6,7 +6,9 @@ The drive calls the lifecycle hooks (:mod:`rrscore.hookspecs`):
 ends. rrscore's own outputs are plugins on these hooks (:mod:`rrscore.outputs`):
 ``scenario.resolved.toml`` first, ``timeseries.csv`` and ``coupler_forces.csv``
 row by row, ``events.csv`` event by event, then the plots and ``summary.json``
-at the end, also when the drive is interrupted or something fails.
+at the end, also when the drive is interrupted or something fails. The hooks are
+called through :mod:`rrscore.lifecycle`: a plugin that raises is named, and the
+others keep writing.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from .errors import OutputError, RrsError, interruption_behind
 from .events import Event
+from .lifecycle import LifecycleHooks
 from .recorder import Recorder
 from .run import Run
 from .scenario import Scenario, load_scenario
@@ -61,7 +64,7 @@ class Drive:
         #: The state vector at the sample being handed to ``rrs_sample``.
         self.sample_state: np.ndarray | None = None
         self._rows = Recorder(self.columns)
-        self._hook = scenario.registry.hook
+        self._hooks = LifecycleHooks(scenario.registry.manager)
 
     # parts of the run, for tests and scripts
     @property
@@ -82,17 +85,11 @@ class Drive:
     def _on_sample(self, t: float, y: np.ndarray, row: list[float]) -> None:
         self._rows.record(row)
         self.sample_state = y
-        try:
-            self._hook.rrs_sample(drive=self, t=t, row=row)
-        except OSError as exc:
-            raise _write_failure(exc, t) from exc
+        self._hooks.call("rrs_sample", t, drive=self, t=t, row=row)
 
     def _on_event(self, event: Event) -> None:
         self.events.append(event)
-        try:
-            self._hook.rrs_event(drive=self, event=event)
-        except OSError as exc:
-            raise _write_failure(exc, event.t) from exc
+        self._hooks.call("rrs_event", event.t, drive=self, event=event)
 
     def run(self, out: str | Path | None = None, progress: Progress | None = None,
             chunk: float | None = None, wall_limit: float | None = None) -> DriveResult:
@@ -125,10 +122,7 @@ class Drive:
         error: BaseException | None = None
         wall0 = time.perf_counter()
         try:
-            try:
-                self._hook.rrs_drive_start(drive=self)
-            except OSError as exc:
-                raise _write_failure(exc, run.t) from exc
+            self._hooks.call("rrs_drive_start", run.t, drive=self)
             if progress is None and wall_limit is None:
                 run.advance()
             else:
@@ -165,17 +159,13 @@ class Drive:
         result = DriveResult(run.summary(wall), self._rows.series(), self.out_dir,
                              list(self.events))
         try:
-            self._hook.rrs_drive_end(drive=self, result=result)
-        except OSError as exc:
-            error = error or _write_failure(exc, run.t)
+            self._hooks.call("rrs_drive_end", run.t, drive=self, result=result)
+        except RrsError as exc:
+            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+            error = error or exc
         if error is not None:
             raise error
         return result
-
-
-def _write_failure(exc: OSError, t: float) -> OutputError:
-    name = f"{exc.filename}: " if exc.filename else ""
-    return OutputError(f"output writer failed: {name}{exc.strerror or exc}, at t = {t:.3f} s")
 
 
 #: Vehicle-seconds simulated per wall-clock second, roughly (the ``spring`` benchmark:
