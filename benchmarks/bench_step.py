@@ -77,21 +77,13 @@ def _event_calls(n, y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_c
                          laws_speeds, laws_values, kinks, ctable, break_force, watch)
 
 
-def case_scenario(case: str, sim_time: float) -> rrscore.Scenario:
+def case_scenario(case: str, sim_time: float | None) -> rrscore.Scenario:
     """The case's scenario (a train case's, or the shipped scenario it runs) over
     ``sim_time``."""
     spec = bench_drive.CASES[case]
     if "scenario" in spec:
         return bench_drive.shipped_scenario(spec, "rk45", sim_time)
     return bench_drive.case_scenario(case, sim_time)
-
-
-def case_time(case: str) -> float:
-    """The case's simulated time (a shipped scenario's ``stop.max_time``)."""
-    spec = bench_drive.CASES[case]
-    if "scenario" in spec:
-        return float(case_scenario(case, None).config["stop"]["max_time"])
-    return spec["sim_time"]
 
 
 def drive(case: str, sim_time: float | None) -> Drive:
@@ -157,11 +149,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20000, help="calls per round")
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
-    sim_time = case_time(args.case)
     drive(args.case, 1.0)  # numba's cache loaded before the drive is timed
     start = time.perf_counter()
     whole = drive(args.case, None)
-    sim_time = whole.run_.solver.t  # a shipped scenario may stop before its max_time
+    sim_time = whole.run_.solver.t  # (a shipped scenario may stop before its max_time)
     wall = time.perf_counter() - start
     at = drive(args.case, args.at)
     us = timings(at, args.calls, args.rounds)

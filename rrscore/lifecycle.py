@@ -40,8 +40,8 @@ class LifecycleHooks:
 
     def __init__(self, manager: pluggy.PluginManager) -> None:
         self.manager = manager
-        #: Plugins that raised in this drive, by name: the hook and the error.
-        self.failed: dict[str, tuple[str, RrsError]] = {}
+        #: The names of the plugins that raised in this drive.
+        self.failed: set[str] = set()
         # per hook: [(function, argument names, plugin name)] in calling order, or the
         # pluggy caller where a wrapper needs pluggy's machinery
         self._calls: dict[str, list[tuple[Callable[..., Any], tuple[str, ...], str]]
@@ -72,7 +72,7 @@ class LifecycleHooks:
 
     def _resolve(self, hook: str) -> list | pluggy.HookCaller:
         caller = getattr(self.manager.hook, hook)
-        skip = set(self.failed) if hook in PER_ROW else set()
+        skip = self.failed if hook in PER_ROW else set()
         impls = [i for i in caller.get_hookimpls() if i.plugin_name not in skip]
         if any(i.hookwrapper or i.wrapper for i in impls):
             plugins = [self.manager.get_plugin(n) for n in skip]
@@ -97,7 +97,7 @@ class LifecycleHooks:
         """The error for ``exc`` raised by ``plugin`` in ``hook``; the plugin gets no more
         rows or events. An interruption behind ``exc`` is raised instead."""
         if isinstance(exc, OSError):
-            error: RrsError = write_failure(exc, t)
+            error: RrsError = _write_failure(exc, t)
             error.__cause__ = exc
         elif isinstance(exc, RrsError):
             error = exc
@@ -105,13 +105,13 @@ class LifecycleHooks:
             error = plugin_failure(f"plugin {plugin!r} ({hook})", exc, t)
             error.__cause__ = exc
         if plugin not in self.failed:
-            self.failed[plugin] = (hook, error)
+            self.failed.add(plugin)
             for h in PER_ROW:
                 self._calls.pop(h, None)
         return error
 
 
-def write_failure(exc: OSError, t: float) -> OutputError:
+def _write_failure(exc: OSError, t: float) -> OutputError:
     """The :class:`OutputError` of an output writer whose file could not be written."""
     name = f"{exc.filename}: " if exc.filename else ""
     return OutputError(f"output writer failed: {name}{exc.strerror or exc}, at t = {t:.3f} s")
