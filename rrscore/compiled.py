@@ -115,6 +115,46 @@ def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
     return out
 
 
+#: The first row of a body pass's ``static`` table that caches the route under each
+#: vehicle (:func:`_route_piece`): :data:`ROUTE_SIZE` rows.
+ROUTE_ROWS = 9
+ROUTE_SIZE = 14
+
+
+def route_cache(n: int) -> np.ndarray:
+    """The rows of ``static`` caching the route under each of ``n`` vehicles, none known
+    yet (empty ranges: the first pass finds each)."""
+    cache = np.zeros((ROUTE_SIZE, n))
+    cache[0], cache[1], cache[2], cache[3] = np.inf, -np.inf, np.inf, -np.inf
+    return cache
+
+
+@njit(cache=True)
+def _route_piece(i, front, rear, knots, tables, cache):  # pragma: no cover (compiled)
+    """The knot intervals of vehicle ``i``'s ``front`` and ``rear`` (:func:`_interval`)
+    into column ``i`` of ``cache``: the ranges they cover (rows 0, 1: the front's, from
+    and to; 2, 3: the rear's), and for each end the interval's start and the slopes and
+    values there of the two tables (rows 4 to 8: the front's knot, elevation slope and
+    value, curve slope and value; 9 to 13: the rear's), with which
+    :func:`_cumulative_at` evaluates them (slope 0 and the end value outside the
+    knots). A vehicle keeps its intervals for many passes: two range checks replace the
+    walks, and the lookups need no branches."""
+    last = knots.size - 1
+    j = _interval(front, knots, np.searchsorted(knots, front, side="right") - 1)
+    k = _interval(rear, knots, j)
+    for row, jj in ((0, j), (2, k)):
+        cache[row, i] = knots[jj] if jj >= 0 else -np.inf
+        cache[row + 1, i] = knots[jj + 1] if jj < last else np.inf
+        base = 4 + 5 * (row // 2)
+        inside = 0 <= jj < last
+        end = 0 if jj < 0 else last
+        cache[base, i] = knots[jj] if inside else 0.0
+        cache[base + 1, i] = tables[2, jj] if inside else 0.0
+        cache[base + 2, i] = tables[0, jj] if inside else tables[0, end]
+        cache[base + 3, i] = tables[3, jj] if inside else 0.0
+        cache[base + 4, i] = tables[1, jj] if inside else tables[1, end]
+
+
 @njit(cache=True, error_model="numpy")
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
                rigid):  # pragma: no cover (compiled)
@@ -128,35 +168,39 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     coupler forces, tension +. ``knots``, ``tables``: the route's cumulative elevation
     and curve resistance, then their slopes (:func:`slopes`). ``static`` rows per
     vehicle: half length, weight, weight in kN, ``c1``, ``c2``, starting force and
-    speed, ``rho Cd A / 2``, wind. ``held`` rows
+    speed, ``rho Cd A / 2``, wind, then the knot intervals each one's ends stand in,
+    cached and found again here where they left them (:func:`_route_piece`, from row
+    :data:`ROUTE_ROWS`). ``held`` rows
     (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
     resistance alone, inverse effective mass, effective mass. ``rigid``: the train moves as one body
     (see :mod:`rrscore.bodies`; ``cf`` is then zero). Sums are taken in the order the
     components take them, so the result is theirs to rounding.
     """
-    # Two passes: the route where each vehicle stands (interval walks: branchy, scalar),
+    # Three passes: the knot intervals of each vehicle's ends (those it stood in before,
+    # as a rule: range checks, no walk), the route under it in a loop without branches,
     # then the forces in plain loops the compiler vectorises. The arithmetic of each
     # entry is as one pass would do it, in the same order. (error_model numpy: no
     # division here can be by zero, and the checks would keep the loops scalar.)
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
         idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
-    elevation, curve_cum, elevation_slope, curve_slope = tables[0], tables[1], tables[2], \
-        tables[3]
     n = static.shape[1]
     work = np.empty((5, n))
     grade, curve, force, resist, speed = work[0], work[1], work[2], work[3], work[4]
-    j = np.searchsorted(knots, y[sx], side="right") - 1
+    c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
     for i in range(n):
         x = y[sx + i]
-        h = static[0, i]
+        front, rear = x + static[0, i], x - static[0, i]
+        if not (c[0, i] <= front < c[1, i] and c[2, i] <= rear < c[3, i]):
+            _route_piece(i, front, rear, knots, tables, c)  # (NaN: found again, NaN follows)
+    for i in range(n):
+        # as _cumulative_at in each end's interval, without the branches
+        x, h = y[sx + i], static[0, i]
         front, rear = x + h, x - h
-        j = _interval(front, knots, j)
-        jf = j
-        j = _interval(rear, knots, j)
-        grade[i] = (_cumulative_at(front, knots, elevation, elevation_slope, jf)
-                    - _cumulative_at(rear, knots, elevation, elevation_slope, j)) / (2.0 * h)
-        curve[i] = (_cumulative_at(front, knots, curve_cum, curve_slope, jf)
-                    - _cumulative_at(rear, knots, curve_cum, curve_slope, j)) / (2.0 * h)
+        grade[i] = ((c[5, i] * (front - c[4, i]) + c[6, i])
+                    - (c[10, i] * (rear - c[9, i]) + c[11, i])) / (2.0 * h)
+        curve[i] = ((c[7, i] * (front - c[4, i]) + c[8, i])
+                    - (c[12, i] * (rear - c[9, i]) + c[13, i])) / (2.0 * h)
+    for i in range(n):
         f = 0.0
         if i < n - 1:
             f -= cf[i]
@@ -273,7 +317,8 @@ class CompiledBodies:
             slopes(self._knots, both.imag)]))
         self._static = np.ascontiguousarray(np.stack([
             tr.half_length, tr.weight, b._weight_kn, tr.c1, tr.c2, tr.start0, tr.start_speed,
-            b._half_rho_cd_a, np.full(dyn.n, float(b.wind))]), dtype=float)
+            b._half_rho_cd_a, np.full(dyn.n, float(b.wind)), *route_cache(dyn.n)]),
+            dtype=float)
         #: Each axle's vehicle and inverse radius, and every axle (all roll where the
         #: compiled pass applies): what :func:`rrscore.wheelsets.fill_rolling` reads.
         self._axles = (np.ascontiguousarray(tr.axle_vehicle, dtype=np.int64),
