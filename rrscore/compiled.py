@@ -95,28 +95,16 @@ def _interval(xq, knots, j):  # pragma: no cover (compiled)
     return j
 
 
-@njit(cache=True)
-def _cumulative_at(xq, knots, table, slope, j):  # pragma: no cover (compiled)
-    """A cumulative table at ``xq`` in interval ``j`` (:func:`_interval`): linear between
-    knots and constant beyond the ends, as ``np.interp``. ``slope``: the table's slope in
-    each interval (:func:`slopes`), taken once rather than at every lookup."""
-    if j < 0:
-        return table[0]
-    if j >= knots.size - 1:
-        return table[knots.size - 1]
-    return slope[j] * (xq - knots[j]) + table[j]
-
-
 def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Per knot interval, the slope of ``table`` (0 past the last knot), for
-    :func:`_cumulative_at`."""
+    """Per knot interval, the slope of ``table`` (0 past the last knot), taken once rather
+    than at every lookup (:func:`_end_piece`)."""
     out = np.zeros(knots.size)
     out[:-1] = (table[1:] - table[:-1]) / (knots[1:] - knots[:-1])
     return out
 
 
 #: The first row of a body pass's ``static`` table that caches the route under each
-#: vehicle (:func:`_route_piece`): :data:`ROUTE_SIZE` rows.
+#: vehicle: seven rows for its front, seven for its rear (:func:`_end_piece`).
 ROUTE_ROWS = 9
 ROUTE_SIZE = 14
 
@@ -125,34 +113,28 @@ def route_cache(n: int) -> np.ndarray:
     """The rows of ``static`` caching the route under each of ``n`` vehicles, none known
     yet (empty ranges: the first pass finds each)."""
     cache = np.zeros((ROUTE_SIZE, n))
-    cache[0], cache[1], cache[2], cache[3] = np.inf, -np.inf, np.inf, -np.inf
+    cache[0], cache[1], cache[7], cache[8] = np.inf, -np.inf, np.inf, -np.inf
     return cache
 
 
 @njit(cache=True)
-def _route_piece(i, front, rear, knots, tables, cache):  # pragma: no cover (compiled)
-    """The knot intervals of vehicle ``i``'s ``front`` and ``rear`` (:func:`_interval`)
-    into column ``i`` of ``cache``: the ranges they cover (rows 0, 1: the front's, from
-    and to; 2, 3: the rear's), and for each end the interval's start and the slopes and
-    values there of the two tables (rows 4 to 8: the front's knot, elevation slope and
-    value, curve slope and value; 9 to 13: the rear's), with which
-    :func:`_cumulative_at` evaluates them (slope 0 and the end value outside the
-    knots). A vehicle keeps its intervals for many passes: two range checks replace the
-    walks, and the lookups need no branches."""
+def _end_piece(xq, knots, tables, cache, i, rows):  # pragma: no cover (compiled)
+    """The knot interval of a vehicle end at ``xq`` (:func:`_interval`) into column ``i``
+    of ``cache``, rows ``rows`` to ``rows + 6``: the range it covers (from, to), then
+    what the tables are there as ``slope * (xq - start) + value`` (its start, the
+    elevation's slope and value, the curve resistance's slope and value): linear
+    between knots, constant beyond the ends, as ``np.interp``."""
     last = knots.size - 1
-    j = _interval(front, knots, np.searchsorted(knots, front, side="right") - 1)
-    k = _interval(rear, knots, j)
-    for row, jj in ((0, j), (2, k)):
-        cache[row, i] = knots[jj] if jj >= 0 else -np.inf
-        cache[row + 1, i] = knots[jj + 1] if jj < last else np.inf
-        base = 4 + 5 * (row // 2)
-        inside = 0 <= jj < last
-        end = 0 if jj < 0 else last
-        cache[base, i] = knots[jj] if inside else 0.0
-        cache[base + 1, i] = tables[2, jj] if inside else 0.0
-        cache[base + 2, i] = tables[0, jj] if inside else tables[0, end]
-        cache[base + 3, i] = tables[3, jj] if inside else 0.0
-        cache[base + 4, i] = tables[1, jj] if inside else tables[1, end]
+    j = _interval(xq, knots, np.searchsorted(knots, xq, side="right") - 1)
+    inside = 0 <= j < last
+    end = 0 if j < 0 else last  # the table's end value where it is constant
+    cache[rows, i] = knots[j] if j >= 0 else -np.inf
+    cache[rows + 1, i] = knots[j + 1] if j < last else np.inf
+    cache[rows + 2, i] = knots[j] if inside else 0.0
+    cache[rows + 3, i] = tables[2, j] if inside else 0.0
+    cache[rows + 4, i] = tables[0, j] if inside else tables[0, end]
+    cache[rows + 5, i] = tables[3, j] if inside else 0.0
+    cache[rows + 6, i] = tables[1, j] if inside else tables[1, end]
 
 
 @njit(cache=True, error_model="numpy")
@@ -169,7 +151,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     and curve resistance, then their slopes (:func:`slopes`). ``static`` rows per
     vehicle: half length, weight, weight in kN, ``c1``, ``c2``, starting force and
     speed, ``rho Cd A / 2``, wind, then the knot intervals each one's ends stand in,
-    cached and found again here where they left them (:func:`_route_piece`, from row
+    cached and found again here where they left them (:func:`_end_piece`, from row
     :data:`ROUTE_ROWS`). ``held`` rows
     (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
     resistance alone, inverse effective mass, effective mass. ``rigid``: the train moves as one body
@@ -190,15 +172,16 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     for i in range(n):
         x = y[sx + i]
         front, rear = x + static[0, i], x - static[0, i]
-        if not (c[0, i] <= front < c[1, i] and c[2, i] <= rear < c[3, i]):
-            _route_piece(i, front, rear, knots, tables, c)  # (NaN: found again, NaN follows)
+        if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
+            _end_piece(front, knots, tables, c, i, 0)
+        if not c[7, i] <= rear < c[8, i]:
+            _end_piece(rear, knots, tables, c, i, 7)
     for i in range(n):
-        # as _cumulative_at in each end's interval, without the branches
         x, h = y[sx + i], static[0, i]
         front, rear = x + h, x - h
-        grade[i] = ((c[5, i] * (front - c[4, i]) + c[6, i])
+        grade[i] = ((c[3, i] * (front - c[2, i]) + c[4, i])
                     - (c[10, i] * (rear - c[9, i]) + c[11, i])) / (2.0 * h)
-        curve[i] = ((c[7, i] * (front - c[4, i]) + c[8, i])
+        curve[i] = ((c[5, i] * (front - c[2, i]) + c[6, i])
                     - (c[12, i] * (rear - c[9, i]) + c[13, i])) / (2.0 * h)
     for i in range(n):
         f = 0.0
