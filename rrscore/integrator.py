@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from .dynamics import TrainDynamics
+from .errors import take_interruption
 from .solvers import Solver
 
 if TYPE_CHECKING:
@@ -269,6 +270,9 @@ class Integrator:
                     elif self.on_segment is not None:
                         for seg in steps:
                             self.on_segment(seg)
+                interruption = take_interruption()
+                if interruption is not None:  # a signal whose exception the call lost: the
+                    raise interruption  # drive ends here, not calls later (full buffers)
                 if status == loop.DONE or status == loop.HANDED:
                     return None  # t_end, or a control time the run takes (rrscore.run)
                 if steps is not None:
