@@ -70,10 +70,12 @@ from .errors import interruption_behind
 from .integrator import (
     EVENT_RTOL,
     ILLINOIS_ITERATIONS,
+    KINK_END,
     ON_SURFACE,
     Segment,
     illinois_point,
     illinois_update,
+    kink_bound,
 )
 from .solvers import (
     _DP_A,
@@ -615,8 +617,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
 
     A step in which only slack edges crossed (they have no action) is handled here as
     the integrator does it: the earliest crossing located on the dense output, the
-    step taken again to end there, the edges reached counted. Any other crossing
-    hands the step to the Python path.
+    step taken again to end there unless every crossing falls in its last
+    :data:`~rrscore.integrator.KINK_END`, the edges reached counted; a step about to
+    meet an edge is cut to end just past it (:func:`~rrscore.integrator.kink_bound`).
+    Any other crossing hands the step to the Python path.
 
     ``live``, ``formed``, ``controlled``: the ranges (rows ``start, stop``) of the
     state's entries a right-hand side reads, of those a step's end forms (all but the
@@ -723,7 +727,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             f = f0
             ks = KS[steps]
             tmp[:] = 0
-            ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_target, max_step, atol,
+            t_bound = t_target
+            if slack_to > slack_from:  # a step about to meet a slack edge ends just past it
+                t_bound = kink_bound(t, t_target, h_next, max_step, y, f, g0, slack_from, nk,
+                                     sx, lay[1], nominal, kinks)
+            ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
                                               rtol, weights, R, live, formed, controlled,
                                               ks, ref, mag0, cf, tmp)
             if not ok:
@@ -744,8 +752,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
                                           nominal, kinks)
                 near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
+                near_end = t1 - t_star <= KINK_END * (t1 - t)  # the step stands
                 resteps = 0  # solver steps taken again (the crossing one counts too, as on
-                if t_star < t1 and not near_start:  # the Python path)
+                if t_star < t1 and not near_start and not near_end:  # the Python path)
                     # take it again, shorter, to end on the edge (as Integrator._step_to)
                     ta, ya, fa, ha = t, y, f, h_new
                     while ta < t_star:

@@ -116,3 +116,118 @@ def test_the_loops_illinois_is_the_integrators_on_a_slack_edge_to_the_bit():
     want = Integrator._illinois(g, a, b, ga, gb)
     got = _illinois(t0, h, y0, ks, i, kink, sx, nominal, a, b, ga, gb)
     assert got == want
+
+
+# ------------------------------------------------------------- kinks met at a step's end
+def _two_bodies(d0: float, rate: float, accel: float):
+    """State and derivative of two bodies whose deflection is ``d0 + rate t + accel t²/2``
+    (nominal spacing 10 m); ``kinks``: the slack edges at -10 and +10 mm."""
+    import numpy as np
+
+    y = np.array([10.0 + d0, 0.0, 1.0 + rate, 1.0])  # x0, x1, v0, v1
+    f = np.array([y[2], y[3], accel, 0.0])
+    nominal = np.array([10.0])
+    kinks = np.array([[-0.01, 0.01]])
+    d = (y[0] - y[1]) - nominal[0]
+    side = d - kinks[0]
+    return y, f, nominal, kinks, side
+
+
+@pytest.mark.parametrize("d0, rate, accel", [(0.0, -2.0, 0.0), (0.004, 0.5, 3.0),
+                                              (-0.002, 0.3, -1.0)])
+def test_a_step_about_to_meet_a_slack_edge_ends_just_past_where_it_is_foreseen(d0, rate,
+                                                                               accel):
+    import numpy as np
+
+    from rrscore.integrator import KINK_AIM, kink_bound
+
+    y, f, nominal, kinks, side = _two_bodies(d0, rate, accel)
+    d = side[0] + kinks[0, 0]  # the deflection as the state gives it
+    # the first root of d + rate t + accel t²/2 = edge, for the edge ahead of the motion
+    roots = []
+    for edge in kinks[0]:
+        c = np.roots([0.5 * accel, rate, d - edge]) if accel else [-(d - edge) / rate]
+        roots += [r.real for r in np.atleast_1d(c) if abs(r.imag) < 1e-15 and r.real > 0]
+    tau = min(roots)
+    t, h = 100.0, 2.0 * tau
+    got = kink_bound(t, t + 10.0, h, 5.0, y, f, side, 0, 2, 0, 2, nominal, kinks)
+    assert got - t == pytest.approx(tau * (1.0 + KINK_AIM), rel=1e-9)
+    # the same step, but the edge beyond it, or the bound nearer: the bound as it was
+    assert kink_bound(t, t + 10.0, 0.5 * tau, 5.0, y, f, side, 0, 2, 0, 2, nominal,
+                      kinks) == t + 10.0
+    assert kink_bound(t, t + 0.9 * tau, h, 5.0, y, f, side, 0, 2, 0, 2, nominal,
+                      kinks) == t + 0.9 * tau
+
+
+def test_an_edge_touched_and_left_in_a_step_or_at_its_very_start_leaves_the_bound():
+    import numpy as np
+
+    from rrscore.integrator import kink_bound
+
+    # deflection 5 mm rising at 0.5 m/s, braked at 30 m/s²: its peak, 9.17 mm, stays
+    # short of the edge at 10 mm (6.5 mm after 0.03 s); braked at 12 m/s² it passes
+    # the edge and is back at 6.6 mm after 0.08 s: a double crossing, which no bound
+    # ends on
+    for accel, h in ((-30.0, 0.03), (-12.0, 0.08)):
+        y, f, nominal, kinks, side = _two_bodies(0.005, 0.5, accel)
+        assert kink_bound(0.0, 1.0, h, 5.0, y, f, side, 0, 2, 0, 2, nominal,
+                          kinks) == 1.0
+    # an edge a millionth of the step ahead: met as any event, not by a step cut short
+    y, f, nominal, kinks, side = _two_bodies(0.01 - 1e-9, 1.0, 0.0)
+    assert kink_bound(0.0, 1.0, 0.1, 5.0, y, f, side, 0, 2, 0, 2, nominal, kinks) == 1.0
+    # an edge just reached from below (the state a hair short of it), its value put
+    # beyond its surface as the integrator leaves it: not met again
+    y, f, nominal, kinks, side = _two_bodies(0.01, 1.0, 0.0)
+    y[0] -= 1e-12
+    side[1] = 1e-300
+    assert kink_bound(0.0, 1.0, 0.1, 5.0, y, f, side, 0, 2, 0, 2, nominal, kinks) == 1.0
+    # no slack (the edges at infinity): nothing to meet
+    inf = np.full((1, 2), np.inf)
+    assert kink_bound(0.0, 1.0, 0.1, 5.0, y, f, y[0] - y[1] - 10.0 - inf[0], 0, 2, 0, 2,
+                      nominal, inf) == 1.0
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_two_cars_parting_through_the_slack_meet_its_edge_at_the_end_of_a_step(compiled):
+    # Two coasting cars without resistance part on level track at 2 m/s from the
+    # middle of 20 mm of slack: the edge is met at t = (10 mm - d0) / 2 m/s exactly. The
+    # step that meets it ends KINK_AIM past it and stands (no step taken again).
+    import numpy as np
+    from conftest import car_config
+
+    from rrscore import Run
+    from rrscore.integrator import KINK_AIM, KINK_END
+
+    cfg = car_config(resistance={"formula": "none", "starting": False})
+    sc = make_scenario([{"config": cfg, "count": 2}],
+                       coupling={"model": "spring_damper",
+                                 "params": {"stiffness": "20 MN/m", "damping": "100 kN*s/m",
+                                            "slack": "20 mm"}},
+                       solver={"compiled": compiled}, stop={"max_time": 1.0})
+    run = Run(sc)
+    dyn = run.dyn
+    y = run.y
+    y[dyn.sv] = [1.5, -0.5]
+    y[dyn.somega] = y[dyn.sv][run.train.axle_vehicle] / run.train.axle_radius
+    d0 = y[dyn.sx][0] - y[dyn.sx][1] - dyn.couplings.nominal[0]
+    t_edge = (0.01 - d0) / 2.0
+    ends, met = [], []
+
+    def on_segment(seg):  # (a segment's interpolant holds only while it is handed on)
+        ends.append(seg.t1)
+        if seg.t0 < t_edge <= seg.t1:
+            x = seg(t_edge)[dyn.sx]
+            met.append((seg.t0, seg.t1, x[0] - x[1] - dyn.couplings.nominal[0]))
+
+    run.integrator.on_segment = on_segment
+    run.integrator.on_steps = None  # the compiled loop's steps too, one by one
+    run.integrator.restart(0.0, y)
+    run.integrator.advance(0.1)
+    assert run.integrator.event_counts["slack edge"] >= 1
+    t0, t1, d = met[0]
+    assert t1 - t0 == pytest.approx((t_edge - t0) * (1.0 + KINK_AIM), rel=1e-9)
+    assert t1 - t_edge <= KINK_END * (t1 - t0)
+    # the step stands whole: its interpolant puts the edge where it is, and no step
+    # ended on the edge
+    assert d == pytest.approx(0.01, abs=1e-9)
+    assert not np.any(np.asarray(ends) == t_edge)
