@@ -1,13 +1,17 @@
-"""The integrator's guard against drives that stop making progress in simulated time."""
+"""The integrator (rrscore/integrator.py): its guard against drives that stop making
+progress in simulated time, the Illinois method that locates events, and the slack edges
+foreseen at a step's end."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
-from conftest import make_scenario
+from conftest import car_config, make_scenario
 
-from rrscore import Drive
+from rrscore import Drive, Run
+from rrscore.integrator import EVENT_RTOL, KINK_AIM, KINK_END, Integrator, kink_bound
 
 #: Far more right-hand-side evaluations than the 12 s drive below needs either way; a
 #: drive that reaches this has hung (a budget, not a wall-clock limit).
@@ -73,7 +77,6 @@ def test_a_drive_stuck_at_one_instant_ends_naming_the_event_and_vehicle(method):
 
 # ------------------------------------------------------------------- the Illinois method
 def test_the_illinois_method_brackets_a_known_root_to_the_event_tolerance():
-    from rrscore.integrator import EVENT_RTOL, Integrator
 
     calls = []
 
@@ -92,9 +95,6 @@ def test_the_illinois_method_brackets_a_known_root_to_the_event_tolerance():
 def test_the_loops_illinois_is_the_integrators_on_a_slack_edge_to_the_bit():
     # the compiled loop locates a slack edge on the step's continuous extension with the
     # same steps as the integrator does on the same function
-    import numpy as np
-
-    from rrscore.integrator import Integrator
     from rrscore.solvers import dp_dense
     from rrscore.steploop import _illinois
 
@@ -122,8 +122,6 @@ def test_the_loops_illinois_is_the_integrators_on_a_slack_edge_to_the_bit():
 def _two_bodies(d0: float, rate: float, accel: float):
     """State and derivative of two bodies whose deflection is ``d0 + rate t + accel t²/2``
     (nominal spacing 10 m); ``kinks``: the slack edges at -10 and +10 mm."""
-    import numpy as np
-
     y = np.array([10.0 + d0, 0.0, 1.0 + rate, 1.0])  # x0, x1, v0, v1
     f = np.array([y[2], y[3], accel, 0.0])
     nominal = np.array([10.0])
@@ -137,10 +135,6 @@ def _two_bodies(d0: float, rate: float, accel: float):
                                               (-0.002, 0.3, -1.0)])
 def test_a_step_about_to_meet_a_slack_edge_ends_just_past_where_it_is_foreseen(d0, rate,
                                                                                accel):
-    import numpy as np
-
-    from rrscore.integrator import KINK_AIM, kink_bound
-
     y, f, nominal, kinks, side = _two_bodies(d0, rate, accel)
     d = side[0] + kinks[0, 0]  # the deflection as the state gives it
     # the first root of d + rate t + accel t²/2 = edge, for the edge ahead of the motion
@@ -160,10 +154,6 @@ def test_a_step_about_to_meet_a_slack_edge_ends_just_past_where_it_is_foreseen(d
 
 
 def test_an_edge_touched_and_left_in_a_step_or_at_its_very_start_leaves_the_bound():
-    import numpy as np
-
-    from rrscore.integrator import kink_bound
-
     # deflection 5 mm rising at 0.5 m/s, braked at 30 m/s²: its peak, 9.17 mm, stays
     # short of the edge at 10 mm (6.5 mm after 0.03 s); braked at 12 m/s² it passes
     # the edge and is back at 6.6 mm after 0.08 s: a double crossing, which no bound
@@ -192,12 +182,6 @@ def test_two_cars_parting_through_the_slack_meet_its_edge_at_the_end_of_a_step(c
     # Two coasting cars without resistance part on level track at 2 m/s from the
     # middle of 20 mm of slack: the edge is met at t = (10 mm - d0) / 2 m/s exactly. The
     # step that meets it ends KINK_AIM past it and stands (no step taken again).
-    import numpy as np
-    from conftest import car_config
-
-    from rrscore import Run
-    from rrscore.integrator import KINK_AIM, KINK_END
-
     cfg = car_config(resistance={"formula": "none", "starting": False})
     sc = make_scenario([{"config": cfg, "count": 2}],
                        coupling={"model": "spring_damper",
