@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from rrscore import CouplerModel, Param, hookimpl
+from rrscore.copies import copy_into
 from rrscore.state import StateSpec
 
 
@@ -81,7 +82,7 @@ def _spring_damper_force(d, d_dot, table):  # pragma: no cover (compiled)
 
 def _spring_damper_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
     """:attr:`SpringDamper.force_kernel`: no states."""
-    force[:] = _spring_damper_force(d, d_dot, params)
+    copy_into(force, _spring_damper_force(d, d_dot, params))
 
 
 SpringDamper.force_kernel = staticmethod(_spring_damper_kernel)
@@ -415,8 +416,8 @@ def _sa3_force_and_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
 
 def _sa3_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
     """:attr:`SA3DraftGear.force_kernel`: the gear force is the one state."""
-    force[:] = _sa3_force(d, d_dot, z[0], params)
-    dz[0, :] = _sa3_rates(d, d_dot, z[0], params)
+    copy_into(force, _sa3_force(d, d_dot, z[0], params))
+    copy_into(dz[0], _sa3_rates(d, d_dot, z[0], params))
 
 
 class SA3DraftGear(HystereticDraftGear):

@@ -107,6 +107,9 @@ def slopes(knots: np.ndarray, table: np.ndarray) -> np.ndarray:
 #: vehicle: seven rows for its front, seven for its rear (:func:`_end_piece`).
 ROUTE_ROWS = 9
 ROUTE_SIZE = 14
+# where a vehicle's front and rear start among those rows (numpy scalars: numba compiles
+# a function once per literal argument, once for these)
+FRONT, REAR = np.int64(0), np.int64(7)
 
 
 def route_cache(n: int) -> np.ndarray:
@@ -173,9 +176,9 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
         x = y[sx + i]
         front, rear = x + static[0, i], x - static[0, i]
         if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
-            _end_piece(front, knots, tables, c, i, 0)
+            _end_piece(front, knots, tables, c, i, FRONT)
         if not c[7, i] <= rear < c[8, i]:
-            _end_piece(rear, knots, tables, c, i, 7)
+            _end_piece(rear, knots, tables, c, i, REAR)
     for i in range(n):
         x, h = y[sx + i], static[0, i]
         front, rear = x + h, x - h

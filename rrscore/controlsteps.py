@@ -49,6 +49,7 @@ from .autodriver import (
     levels,
 )
 from .compiled import Kernel, compile_kernel
+from .copies import copy_into, copy_rows
 from .dynamics import _held_inputs, _place
 from .vehicle import VehicleModel, step_field_kind
 from .wheelsets import _loaded_rows
@@ -283,15 +284,15 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     dt = watch[W_DT]
     kernels = kern.steps
     dstate, dsave = driver[0], driver[1]
-    save[:] = cbuf  # to undo the kernels' writes where the step is handed back
-    dsave[:] = dstate
+    copy_into(save, cbuf)  # to undo the kernels' writes where the step is handed back
+    copy_into(dsave, dstate)
     acted = False
     if dstate[D_ON] != 0.0:
         code = _drive(t, y, sx, sv, nv, kern.setters, cbuf, clay, dstate, driver[2],
                       sections, watch)
         if code < 0:
-            cbuf[:] = save
-            dstate[:] = dsave
+            copy_into(cbuf, save)
+            copy_into(dstate, dsave)
             return HANDED_BACK
         acted = code == 1
     nb = clay.shape[0]
@@ -312,15 +313,15 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                 for i in range(n):
                     fields[r, i] = y[at + i]
         if kernels[b](t, dt, x, v, fields, q_a, q_r) != 0:
-            cbuf[:] = save
-            dstate[:] = dsave
+            copy_into(cbuf, save)
+            copy_into(dstate, dsave)
             return HANDED_BACK
         # outputs step_problems would refuse: the Python path raises on them
         for i in range(n):
             for c in range(k + 1):
                 if not (np.isfinite(q_a[i, c]) and np.isfinite(q_r[i, c]) and q_r[i, c] >= 0):
-                    cbuf[:] = save
-                    dstate[:] = dsave
+                    copy_into(cbuf, save)
+                    copy_into(dstate, dsave)
                     return HANDED_BACK
         # an axle newly driven or braked, or no longer: the loaded axles change (their
         # rows, the slip margins' laws); the Python path rebuilds them
@@ -331,8 +332,8 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                 now = q_a[i, c + 1] * s != 0.0 or abs(q_r[i, c + 1]) != 0.0
                 before = rolling[a] and (torque[a] != 0.0 or axle_brake[a] != 0.0)
                 if now != before:
-                    cbuf[:] = save
-                    dstate[:] = dsave
+                    copy_into(cbuf, save)
+                    copy_into(dstate, dsave)
                     return HANDED_BACK
     changed = False
     for b in range(nb):
@@ -348,7 +349,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                   torque, brake_own, rail_factor, rail_condition):
             changed = True
     if changed:
-        axle_brake[:] = brake_own
+        copy_into(axle_brake, brake_own)
     inputs_changed = False
     for b in range(nb):  # the inputs the plugins' state rates read, held
         vs = clay[b, _VS]
@@ -369,11 +370,11 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     if changed:  # as TrainDynamics.refresh, the modes unchanged
         rows = _loaded_rows(rolling, torque, axle_brake, axle_vehicle, aconst[0], aconst[1],
                             rail_factor, aconst[2])
-        slip[:, :] = rows
+        copy_rows(slip, rows)
         new_held, friction = _held_inputs(body_force, body_resist, vconst[0], vconst[1],
                                           rows, loaded_vehicle, vconst[2], vconst[3], rigid)
-        held[:, :] = new_held
-        has_friction[:] = friction
+        copy_rows(held, new_held)
+        copy_into(has_friction, friction)
     return RESTARTED if changed or inputs_changed or acted else KEPT
 
 

@@ -84,7 +84,7 @@ def _take_one(a, last, k):  # pragma: no cover (compiled)
 def _take_changed(q_a, q_r, factor, last):  # pragma: no cover (compiled)
     """Whether a model's ``Q_a``, ``Q_r`` and ``adhesion_factor`` differ from ``last``
     (what it set at the last control step, end to end); ``last`` takes the new values."""
-    a, k = _take_one(q_a, last, 0)
+    a, k = _take_one(q_a, last, np.int64(0))  # (typed: one compiled _take_one)
     b, k = _take_one(q_r, last, k)
     c, k = _take_one(factor, last, k)
     return a or b or c

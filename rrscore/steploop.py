@@ -65,6 +65,7 @@ from .controlsteps import (
     ControlSteps,
     control_step,
 )
+from .copies import copy_into, copy_rows
 from .dynamics import traction_total
 from .errors import interruption_behind
 from .integrator import (
@@ -124,6 +125,12 @@ _SET_FN = types.FunctionType(SET_KERNEL)
 _A = np.zeros((7, 6))
 for _i, _row in enumerate(_DP_A):
     _A[_i, :_row.size] = _row
+
+# Arguments passed as numpy scalars, not literals: numba compiles a function once for
+# each literal argument (``True``, ``0``) it meets and again for a typed one, and a second
+# _rhs cost some 6 s of a first run's compile time.
+WHEELS, NO_WHEELS = np.bool_(True), np.bool_(False)
+ZERO, SIX = np.int64(0), np.int64(6)
 
 # Status of a call of the loop: ``t_end`` reached; an event with an action (or a slack
 # edge it could not end a step on) in the next step; a step the Python path must take (a
@@ -237,7 +244,7 @@ def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, i
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
          (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles),
-         held, frozen, direction, True)
+         held, frozen, direction, WHEELS)
 
 
 # ---------------------------------------------------------------------- events
@@ -410,19 +417,20 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         if last:
             h = t_bound - t
         for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds, as f's)
-            ks[0, formed[r, 0]:formed[r, 1]] = f[formed[r, 0]:formed[r, 1]]
+            for c in range(formed[r, 0], formed[r, 1]):
+                ks[0, c] = f[c]
         for i in range(1, 6):
             if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
-                 vs_sign, inputs, air, bodies, held, frozen, direction, False)
+                 vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
         y1 = np.empty(y.size)
-        if not _stage_live(y, h, _DP_B, ks, 6, formed, y1):
+        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             air, bodies, held, frozen, direction, False)
+             air, bodies, held, frozen, direction, NO_WHEELS)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
         for r in range(formed.shape[0]):
@@ -503,7 +511,7 @@ def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_ra
     for r in range(rec.shape[0]):
         j = int(rec[r, 1])
         if rec[r, 4] == 0.0 or rec[r, 0] <= T[j]:
-            out[r] = Y[j]
+            copy_into(out[r], Y[j])
         else:
             _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
                          F[j + 1], KS[j], WHOLE[j], formed, out[r])
@@ -548,7 +556,7 @@ def _illinois(t0, h, y0, ks, i, kink, sx, nominal, a, b, ga, gb):  # pragma: no 
     function."""
     sign0 = ga > 0
     tol = EVENT_RTOL * max(b - a, 1e-300)
-    side = 0
+    side = ZERO
     for _ in range(ILLINOIS_ITERATIONS):
         if b - a <= tol or gb == ga:
             break
@@ -697,14 +705,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         y = Y[steps]
         if fresh:  # a restart: the derivative at the start (and the coupler forces)
             _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-                 bodies, held, frozen, direction, True)
+                 bodies, held, frozen, direction, WHEELS)
             counts[0] += 1
             if pending >= 0:  # the sample recorded here: its acceleration is this one's
                 samples[pending, 2] = f0[lay[1]]
                 pending = -1
         elif lay[10]:  # the break margins need the coupler forces at the start
             _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction, True)
+                 inputs, air, bodies, held, frozen, direction, WHEELS)
         ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
         if fresh and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
@@ -745,8 +753,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             if _crossing(g0, g1, ng, slack_from, slack_to):
                 located = True
                 # only slack edges (no action) are handled here
-                if _crossing(g0, g1, slack_from, 0, 0) or _crossing(
-                        g0[slack_to:ng], g1[slack_to:ng], ng - slack_to, 0, 0):
+                if _crossing(g0, g1, slack_from, ZERO, ZERO) or _crossing(
+                        g0[slack_to:ng], g1[slack_to:ng], ng - slack_to, ZERO, ZERO):
                     status = CROSSING
                     break
                 t_star, j = _locate_slack(t, t1, h_used, y, ks, g0, g1, slack_from, nk, sx,
@@ -771,7 +779,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                         break
                     whole = resteps == 1
                     if whole:
-                        ks[:, :] = ks2
+                        copy_rows(ks, ks2)
                     t1, y1, h_new, f1 = ta, ya, ha, fa
                 else:
                     f1 = ks[6].copy()
@@ -800,13 +808,13 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             h_next = h_new
             steps += 1
             T[steps] = t1
-            Y[steps] = y1
-            F[steps] = f1
+            copy_into(Y[steps], y1)
+            copy_into(F[steps], f1)
             f0 = f1
             cstate[3] = 0  # a step taken since the loop's last restart
             WHOLE[steps - 1] = whole
             H[steps - 1] = h_used
-            CF[steps - 1, :] = cf  # the coupler forces at the new state (its last evaluation)
+            copy_into(CF[steps - 1], cf)  # the coupler forces at the new state (its last)
             t = t1
             # as Bodies.commit: friction directions held from the new state
             for i in range(lay[6]):
@@ -824,7 +832,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0], F[j + 1],
                              KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, False)
+                     inputs, air, bodies, held, frozen, direction, NO_WHEELS)
                 r = _record_sample(samples, cstate, watch, j, 1.0, traction_total(
                     body_force, axle_torque, axle_vehicle, aconst[0]))
                 samples[r, 2] = s_dy[lay[1]]
@@ -858,8 +866,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 rail_condition, rolling, vconst, aconst, axle_vehicle,
                                 loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
-            cbuf[:] = save  # control steps Python's (whose step names the plugin)
-            driver[0] = driver[1]
+            copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
+            copy_into(driver[0], driver[1])
             cstate[4] = 1
             code = HANDED_BACK
         if code == HANDED_BACK:  # the Python path takes this control step, and the rest
@@ -885,7 +893,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 pending = r
             else:
                 _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, True)
+                     inputs, air, bodies, held, frozen, direction, WHEELS)
                 samples[r, 2] = s_dy[lay[1]]
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
