@@ -49,6 +49,7 @@ from numba import njit, types
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.experimental import structref
 
+from .adhesion import interp_one
 from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
 from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .controlsteps import (
@@ -257,7 +258,7 @@ def _psi(law, coef, speeds, values, v):  # pragma: no cover (compiled)
         return max(coef[0] + coef[1] / (coef[2] + coef[3] * speed) - coef[4] * speed, 0.0)
     if law == 1:
         return coef[0]
-    return np.interp(speed, speeds, values)
+    return interp_one(speed, speeds, values)
 
 
 @njit(cache=True)
