@@ -10,6 +10,7 @@ prints every round, then the median wall time of each side and the median of
 the rounds' ratios after/before with the number of rounds in which AFTER was
 faster; the last line is JSON (``real_time_factor``: AFTER's, from its median).
 A revision is checked out into a temporary git worktree, removed at the end;
+each side runs rrscore and its shipped vehicles and plugins from its own tree;
 numba compiles it there in a warm-up run that is not timed. Run from anywhere
 in the repository:
 
@@ -49,11 +50,33 @@ def checkout(rev: str, into: Path) -> Path:
     return into
 
 
+# A worktree is not installed: rrscore comes from it by PYTHONPATH, but the editable
+# install would still give rrscore.vehicles and rrscore.plugins (the repository's
+# vehicles/ and plugins/) from the working tree. This runs a script with those two
+# packages taken from the tree given first.
+BOOT = """
+import importlib.util, os, runpy, sys
+tree, script = sys.argv[1], sys.argv[2]
+import rrscore
+for name in ("vehicles", "plugins"):
+    spec = importlib.util.spec_from_file_location(
+        "rrscore." + name, os.path.join(tree, name, "__init__.py"),
+        submodule_search_locations=[os.path.join(tree, name)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    setattr(rrscore, name, module)
+    spec.loader.exec_module(module)
+sys.argv = sys.argv[2:]
+sys.path.insert(0, os.path.dirname(script))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
 def drive(tree: Path, case: str, repeat: int, sim_time: float | None) -> dict:
     """The case's figures from ``tree``'s own ``bench_drive.py``, in a fresh process that
-    imports rrscore (and the shipped vehicles) from ``tree``."""
-    cmd = [sys.executable, str(tree / "benchmarks" / "bench_drive.py"), "--case", case,
-           "--repeat", str(repeat)]
+    imports rrscore and the shipped vehicles and plugins from ``tree``."""
+    cmd = [sys.executable, "-c", BOOT, str(tree), str(tree / "benchmarks" / "bench_drive.py"),
+           "--case", case, "--repeat", str(repeat)]
     if sim_time is not None:
         cmd += ["--sim-time", str(sim_time)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
