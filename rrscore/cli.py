@@ -13,6 +13,7 @@ import tomllib
 import traceback
 from collections.abc import Sequence
 
+from .compiled import compile_notice
 from .config import describe_schema
 from .errors import (
     ConfigError,
@@ -53,6 +54,25 @@ class ProgressBar:
         """End the bar's line."""
         if self.enabled:
             self.stream.write("\n")
+            self.stream.flush()
+
+
+class CompileNotice:
+    """The line ``rrs`` writes when numba starts compiling in a command that drives (the
+    first drive on an install pauses for the better part of a minute): on a terminal only,
+    as the progress bar."""
+
+    TEXT = ("rrs: numba is compiling the step loop and kernels, once per install (and after "
+            "a plugin's kernel changes): the better part of a minute; later drives load them "
+            "from its cache")
+
+    def __init__(self, stream=None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+
+    def __call__(self) -> None:
+        if self.enabled:  # (from the start of the line: a progress bar may stand there)
+            self.stream.write(f"\r{self.TEXT}\n")
             self.stream.flush()
 
 
@@ -440,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop the drive after this much wall-clock time (stop_reason "
                         "wall_limit); outputs are kept")
     plugin_opt(p)
-    p.set_defaults(func=_drive)
+    p.set_defaults(func=_drive, drives=True)
 
     p = command("sweep", "run a scenario over a grid or list of parameter values, in "
                 "parallel, into one table of summary figures (sweep.csv, sweep.json); keys "
@@ -466,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write each case's outputs to OUT/runs/case_NNNN")
     p.add_argument("--out", required=True, help="output directory")
     plugin_opt(p)
-    p.set_defaults(func=_sweep)
+    p.set_defaults(func=_sweep, drives=True)
 
     p = command("validate", "check config files (scenario, train, route, vehicle)",
                 "rrs validate configs/scenarios/freight_50.toml configs/vehicles/*.toml")
@@ -551,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "scenario's)")
     p.add_argument("--out", required=True, help="output directory")
     plugin_opt(p)
-    p.set_defaults(func=_fit)
+    p.set_defaults(func=_fit, drives=True)
     return parser
 
 
@@ -589,6 +609,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:  # not the main thread (called from a test's thread): no handlers
         previous = {}
     try:
+        if getattr(args, "drives", False):
+            with compile_notice(CompileNotice()):
+                return args.func(args)
         return args.func(args)
     except RrsError as exc:
         _report(exc, debug)

@@ -21,9 +21,10 @@ with numba, or keeps it as written where numba cannot, and says why.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -43,10 +44,16 @@ class _CompileClock(numba_event.Listener):
         self.seconds = 0.0
         self._depth = 0
         self._t0 = 0.0
+        #: Called once each when numba next starts compiling (:func:`compile_notice`).
+        self.waiting: list[Callable[[], None]] = []
 
     def on_start(self, event: numba_event.Event) -> None:
         if self._depth == 0:
             self._t0 = time.perf_counter()
+            callbacks, self.waiting = self.waiting, []
+            for notify in callbacks:
+                with contextlib.suppress(Exception):  # a notice never stops a compile
+                    notify()
         self._depth += 1
 
     def on_end(self, event: numba_event.Event) -> None:
@@ -57,6 +64,19 @@ class _CompileClock(numba_event.Listener):
 
 _CLOCK = _CompileClock()
 numba_event.register("numba:compile", _CLOCK)
+
+
+@contextlib.contextmanager
+def compile_notice(notify: Callable[[], None]) -> Iterator[None]:
+    """Within the block, call ``notify()`` once, when numba starts compiling (code it
+    loads from its on-disk cache does not count): for telling a user why the first drive
+    on an install pauses for the better part of a minute."""
+    _CLOCK.waiting.append(notify)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):  # (called already)
+            _CLOCK.waiting.remove(notify)
 
 
 def compile_seconds() -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import subprocess
@@ -267,3 +268,42 @@ def test_drive_refuses_a_solver_for_the_free_car_engine(tmp_path: Path) -> None:
                "dynamics=events", "--solver", "rk4", "--out", tmp_path / "out")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "--solver: found a solver for a scenario with dynamics 'events'" in proc.stderr
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_compile_notice_is_one_line_on_a_terminal_and_nothing_elsewhere() -> None:
+    from rrscore.cli import CompileNotice
+
+    tty, pipe = _Terminal(), io.StringIO()
+    CompileNotice(tty)()
+    CompileNotice(pipe)()
+    assert tty.getvalue() == f"\r{CompileNotice.TEXT}\n"
+    assert pipe.getvalue() == ""
+
+
+def test_a_drive_that_compiles_shows_the_notice_once_on_a_terminal(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    from numba import njit
+
+    import rrscore.cli as cli
+
+    class CompilingDrive(cli.Drive):
+        def run(self, *args, **kwargs):
+            @njit  # a function of its own: numba compiles it during the drive
+            def double(x):
+                return 2.0 * x
+
+            assert double(1.0) == 2.0
+            return super().run(*args, **kwargs)
+
+    scenario = tmp_path / "short.toml"
+    scenario.write_text(scenario_toml(toml_path(LOCO_TRAIN), toml_path(LEVEL),
+                                      '[scenario.stop]\nmax_time = "2 s"\n'))
+    monkeypatch.setattr(cli, "Drive", CompilingDrive)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert cli.main(["drive", str(scenario), "--out", str(tmp_path / "out")]) == 0
+    assert sys.stderr.getvalue().count(cli.CompileNotice.TEXT) == 1

@@ -136,3 +136,50 @@ def test_compile_time_counts_compiling_and_not_code_already_compiled():
     Drive(scenario).run()  # whatever it needs is compiled (or loaded) now
     summary = Drive(scenario).run().summary
     assert summary["compile_time_s"] == 0.0  # the same code again: nothing compiled
+
+
+def test_compile_notice_is_called_once_when_numba_compiles_and_not_for_compiled_code():
+    from numba import njit
+
+    from rrscore.compiled import compile_notice
+
+    calls: list[str] = []
+
+    @njit  # functions of their own: no cache, so numba compiles them here
+    def square(x):
+        return x * x
+
+    @njit
+    def twice(x):
+        return square(x) + square(x)
+
+    with compile_notice(lambda: calls.append("first")):
+        assert twice(3.0) == 18.0  # two functions compiled, one nested in the other
+        assert square(2.0) == 4.0
+    assert calls == ["first"]
+    with compile_notice(lambda: calls.append("second")):
+        assert twice(1.0) == 2.0  # compiled already: no notice
+    assert calls == ["first"]
+
+    @njit
+    def cube(x):
+        return x * x * x
+
+    assert cube(2.0) == 8.0  # outside the block: the second notice is gone with it
+    assert calls == ["first"]
+
+
+def test_a_failing_compile_notice_does_not_stop_the_compile():
+    from numba import njit
+
+    from rrscore.compiled import compile_notice
+
+    def broken() -> None:
+        raise OSError("stderr closed")
+
+    @njit
+    def half(x):
+        return x / 2
+
+    with compile_notice(broken):
+        assert half(3.0) == 1.5
