@@ -9,7 +9,6 @@ import numpy as np
 from numba import njit
 
 from rrscore import CouplerModel, Param, hookimpl
-from rrscore.copies import copy_into
 from rrscore.state import StateSpec
 
 
@@ -49,7 +48,8 @@ class SpringDamper(CouplerModel):
         """Spring on the engagement plus the damper, ramped in over ``damping_ramp``."""
         if np.shape(d) == np.shape(d_dot) == self.half.shape:  # one value per coupling
             return _spring_damper_force(np.ascontiguousarray(d, dtype=float),
-                                        np.ascontiguousarray(d_dot, dtype=float), self._table)
+                                        np.ascontiguousarray(d_dot, dtype=float), self._table,
+                                        np.empty(self.half.size))
         # other shapes (a coupling called alone) broadcast against the parameters
         engaged = d - np.minimum(np.maximum(d, -self.half), self.half)
         ramp = np.minimum(np.abs(engaged) / self.p.damping_ramp, 1.0)
@@ -67,11 +67,10 @@ class SpringDamper(CouplerModel):
 
 
 @njit(cache=True)
-def _spring_damper_force(d, d_dot, table):  # pragma: no cover (compiled)
-    """:meth:`SpringDamper.force` as one loop: a dozen numpy calls on arrays of a hundred
-    couplings cost more than the arithmetic, at every stage of every step. ``table``
-    rows: half slack, stiffness, damping, damping ramp."""
-    out = np.empty(d.size)
+def _spring_damper_force(d, d_dot, table, out):  # pragma: no cover (compiled)
+    """:meth:`SpringDamper.force` as one loop, into ``out`` (returned): a dozen numpy
+    calls on arrays of a hundred couplings cost more than the arithmetic, at every stage
+    of every step. ``table`` rows: half slack, stiffness, damping, damping ramp."""
     for i in range(d.size):
         half = table[0, i]
         engaged = d[i] - min(max(d[i], -half), half)
@@ -82,7 +81,7 @@ def _spring_damper_force(d, d_dot, table):  # pragma: no cover (compiled)
 
 def _spring_damper_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
     """:attr:`SpringDamper.force_kernel`: no states."""
-    copy_into(force, _spring_damper_force(d, d_dot, params))
+    _spring_damper_force(d, d_dot, params, force)
 
 
 SpringDamper.force_kernel = staticmethod(_spring_damper_kernel)
@@ -368,8 +367,8 @@ def _sa3_engagement(d, p, i):  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
-def _sa3_force(d, d_dot, z, p):  # pragma: no cover (compiled)
-    out = np.empty(d.size)
+def _sa3_force(d, d_dot, z, p, out):  # pragma: no cover (compiled)
+    """The SA-3 coupler force into ``out`` (returned)."""
     for i in range(d.size):
         side, _, _, e, g, top = _sa3_engagement(d[i], p, i)
         under = p[_RATIO, i] * top
@@ -380,8 +379,8 @@ def _sa3_force(d, d_dot, z, p):  # pragma: no cover (compiled)
 
 
 @njit(cache=True)
-def _sa3_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
-    out = np.empty(d.size)
+def _sa3_rates(d, d_dot, z, p, out):  # pragma: no cover (compiled)
+    """The rate of the SA-3 gear force (its state) into ``out`` (returned)."""
     for i in range(d.size):
         side, above, below, e, g, top = _sa3_engagement(d[i], p, i)
         # at a slack edge the rate sees the side the coupling moves into
@@ -411,13 +410,14 @@ def _sa3_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
 
 @njit(cache=True)
 def _sa3_force_and_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
-    return _sa3_force(d, d_dot, z, p), _sa3_rates(d, d_dot, z, p)
+    return (_sa3_force(d, d_dot, z, p, np.empty(d.size)),
+            _sa3_rates(d, d_dot, z, p, np.empty(d.size)))
 
 
 def _sa3_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
     """:attr:`SA3DraftGear.force_kernel`: the gear force is the one state."""
-    copy_into(force, _sa3_force(d, d_dot, z[0], params))
-    copy_into(dz[0], _sa3_rates(d, d_dot, z[0], params))
+    _sa3_force(d, d_dot, z[0], params, force)  # written in place: no copies per stage
+    _sa3_rates(d, d_dot, z[0], params, dz[0])
 
 
 class SA3DraftGear(HystereticDraftGear):
@@ -501,11 +501,13 @@ class SA3DraftGear(HystereticDraftGear):
 
     def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
         """As :meth:`HystereticDraftGear.force`, compiled for the SA-3 curves."""
-        return _sa3_force(*self._kernel_input(d, d_dot, s))
+        args = self._kernel_input(d, d_dot, s)
+        return _sa3_force(*args, np.empty(args[0].size))
 
     def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
         """As :meth:`HystereticDraftGear.rates`, compiled for the SA-3 curves."""
-        return {"gear_force": _sa3_rates(*self._kernel_input(d, d_dot, s))}
+        args = self._kernel_input(d, d_dot, s)
+        return {"gear_force": _sa3_rates(*args, np.empty(args[0].size))}
 
     force_kernel = staticmethod(_sa3_kernel)
 

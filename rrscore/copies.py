@@ -4,7 +4,7 @@ numba compiles an array assigned to a slice (``a[:] = b``, ``a[i] = row``) with 
 check whose error message it builds from the two shapes; that message's string
 formatting took about 3 s of a first run's compile time for each pair of
 dimensions. These loops do the same copy with nothing to format: the compiled step
-loop (:mod:`rrscore.steploop`), its control steps and the shipped kernels use them.
+loop (:mod:`rrscore.steploop`) and its control steps use them.
 Both arrays must have the same shape (not checked: the callers' shapes are theirs).
 """
 
