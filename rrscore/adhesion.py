@@ -23,6 +23,7 @@ from ._formulas import by_name as _formulas
 from ._formulas import check_params as _check_params
 from ._formulas import finite as _finite
 from ._formulas import result as _result
+from .compiled import _interval
 
 __all__ = [
     "ADHESION_FORMULAS",
@@ -268,13 +269,10 @@ def interp_one(x, xp, fp):  # pragma: no cover (compiled)
     compile time."""
     if x != x:
         return x
-    n = xp.size
-    j = -1
-    while j + 1 < n and xp[j + 1] <= x:
-        j += 1
+    j = _interval(x, xp, np.int64(0))  # (typed: the body pass's own compiled _interval)
     if j == -1:
         return fp[0]
-    if j == n - 1 or xp[j] == x:
+    if j == xp.size - 1 or xp[j] == x:
         return fp[j]
     slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
     value = slope * (x - xp[j]) + fp[j]
