@@ -4,6 +4,7 @@ calibration commands ``sensors``, ``calibrate``, ``predict-stop`` and ``fit``.""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -609,10 +610,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:  # not the main thread (called from a test's thread): no handlers
         previous = {}
     try:
-        if getattr(args, "drives", False):
-            with compile_notice(CompileNotice()):
-                return args.func(args)
-        return args.func(args)
+        drives = getattr(args, "drives", False)
+        with compile_notice(CompileNotice()) if drives else contextlib.nullcontext():
+            return args.func(args)
     except RrsError as exc:
         _report(exc, debug)
         return 1 if getattr(exc, "during_drive", False) else 2
