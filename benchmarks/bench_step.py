@@ -37,25 +37,25 @@ from rrscore.simulation import Drive  # noqa: E402
 
 @njit  # compiled afresh each run: the loop it times may have changed since
 def _rhs_calls(n, t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-               bodies, held, frozen, direction):  # pragma: no cover (compiled)
+               bodies, held, frozen, direction, work, sums, state):  # pragma: no cover (compiled)
     for _ in range(n):
         steploop._rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-                      air, bodies, held, frozen, direction, True)
+                      air, bodies, held, frozen, direction, True, work)
 
 
 @njit  # compiled afresh each run: the loop it times may have changed since
-def _coupler_calls(n, y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled)
+def _coupler_calls(n, y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (compiled)
     for _ in range(n):
-        steploop._coupler_forces(y, dy, cf, kern, lay, ctable)
+        steploop._coupler_forces(y, dy, cf, kern, lay, ctable, work)
 
 
 @njit  # compiled afresh each run: the loop it times may have changed since
-def _body_calls(n, y, cf, dy, bodies, held, frozen, direction,
-                rigid):  # pragma: no cover (compiled)
+def _body_calls(n, y, cf, dy, bodies, held, frozen, direction, rigid,
+                work):  # pragma: no cover (compiled)
     idx, knots, tables, static, axle_vehicle, _, _ = bodies
     for _ in range(n):
         body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-                   axle_vehicle.size, rigid)
+                   axle_vehicle.size, rigid, work)
 
 
 @njit  # compiled afresh each run: the loop it times may have changed since
@@ -110,17 +110,19 @@ def timings(d: Drive, calls: int, rounds: int) -> dict[str, float]:
     lay = loop._lay.copy()
     slip = w.loaded_rows
     lay[7] = slip.shape[1] > 0
+    work = steploop.rhs_work(dyn.n, max(dyn.n - 1, 0), loop._mr_index.size)
     R = (loop._kernels, lay, loop._ctable, loop._vs_lay, loop._vs_index, loop._vs_sign,
-         loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction)
+         loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction, work,
+         np.zeros(n), np.empty(n))
     atol, rtol = loop._atol_rtol
     g = np.empty(lay[6] + lay[8] + max(dyn.n - 1, 0) * (loop._kinks.shape[1] + 1))
     h = min(s.h, s.max_step)
     parts = {
         "right-hand side": lambda k: _rhs_calls(k, s.t, y, dy, cf, *R),
         "  coupler forces": lambda k: _coupler_calls(k, y, dy, cf, loop._kernels, lay,
-                                                     loop._ctable),
+                                                     loop._ctable, work),
         "  body pass": lambda k: _body_calls(k, y, cf, dy, loop._bodies, b.held, frozen,
-                                             direction, bool(dyn.rigid)),
+                                             direction, bool(dyn.rigid), work),
         "step (6 right-hand sides)": lambda k: _step_calls(
             k, s.t, y, f, h, R, atol, rtol, dyn._mean_weights, loop._live, loop._formed,
             loop._controlled, np.zeros((7, n)), np.zeros(n), np.empty(n), cf,

@@ -160,9 +160,13 @@ def _end_piece(xq, knots, tables, cache, i, rows):  # pragma: no cover (compiled
     cache[rows + 6, i] = tables[1, j] if inside else tables[1, end]
 
 
-@njit(cache=True, error_model="numpy")
+#: Rows of the ``work`` array :func:`body_rates` takes.
+BODY_WORK_ROWS = 5
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
-               rigid):  # pragma: no cover (compiled)
+               rigid, work):  # pragma: no cover (compiled)
     """Derivatives of the bodies and the energy account, in place, and of the ``na``
     wheelsets (all rolling: zero, see :func:`rrscore.wheelsets.fill_rolling`).
 
@@ -178,8 +182,13 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     :data:`ROUTE_ROWS`). ``held`` rows
     (see :meth:`rrscore.bodies.Bodies.set_held`): force, resistance with ``c0``,
     resistance alone, inverse effective mass, effective mass. ``rigid``: the train moves as one body
-    (see :mod:`rrscore.bodies`; ``cf`` is then zero). Sums are taken in the order the
-    components take them, so the result is theirs to rounding.
+    (see :mod:`rrscore.bodies`; ``cf`` is then zero). ``work``: room for
+    :data:`BODY_WORK_ROWS` rows of a value per vehicle, the pass's intermediates. Sums are
+    taken in the order the components take them, so the result is theirs to rounding.
+
+    It allocates nothing, so it is compiled without numba's reference counting
+    (``_nrt=False``): a call then takes no atomic increment and decrement of each of its
+    array arguments. A step calls it seven times.
     """
     # Three passes: the knot intervals of each vehicle's ends (those it stood in before,
     # as a rule: range checks, no walk), the route under it in a loop without branches,
@@ -189,8 +198,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
         idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
     n = static.shape[1]
-    work = np.empty((5, n))
-    grade, curve, force, resist, speed = work[0], work[1], work[2], work[3], work[4]
+    grade, curve, force, resist, speed = (work[0, :n], work[1, :n], work[2, :n],
+                                          work[3, :n], work[4, :n])
     c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
     for i in range(n):
         x = y[sx + i]
@@ -325,6 +334,7 @@ class CompiledBodies:
             tr.half_length, tr.weight, b._weight_kn, tr.c1, tr.c2, tr.start0, tr.start_speed,
             b._half_rho_cd_a, np.full(dyn.n, float(b.wind)), *route_cache(dyn.n)]),
             dtype=float)
+        self._work = np.empty((BODY_WORK_ROWS, dyn.n))  # body_rates' intermediates
         #: Each axle's vehicle and inverse radius, and every axle (all roll where the
         #: compiled pass applies): what :func:`rrscore.wheelsets.fill_rolling` reads.
         self._axles = (np.ascontiguousarray(tr.axle_vehicle, dtype=np.int64),
@@ -340,7 +350,7 @@ class CompiledBodies:
         """Write the bodies', wheelsets' and energy account's derivatives into ``dy``."""
         b = self.dyn.bodies
         body_rates(y, cf, dy, self._idx, self._knots, self._tables, self._static, b.held,
-                   b.frozen, b.direction, self.dyn.na, b.rigid)
+                   b.frozen, b.direction, self.dyn.na, b.rigid, self._work)
 
 
 #: The signature of ``VehicleModel.state_rates``: ``(t, v, s, inputs, ds)``, every array

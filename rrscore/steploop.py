@@ -51,7 +51,7 @@ from numba.experimental import structref
 
 from .adhesion import interp_one
 from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
-from .compiled import STATE_RATES, Kernel, body_rates, compile_kernel, dot
+from .compiled import BODY_WORK_ROWS, STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .controlsteps import (
     CONTROL_KERNEL,
     HANDED_BACK,
@@ -140,6 +140,17 @@ ZERO, SIX = np.int64(0), np.int64(6)
 # a control time handed back to Python (rrscore.controlsteps), nothing of it done.
 DONE, CROSSING, PYTHON, FULL, CONDITION, HANDED = 0, 1, 2, 3, 4, 5
 
+# Rows of the right-hand side's ``work`` array beyond the body pass's (rrscore.compiled):
+# the couplers' deflections and their rates, the speeds of a batch of vehicles with
+# states, and the main reservoirs' rates after the air brake's draw.
+W_D, W_D_DOT, W_V, W_AFTER = range(BODY_WORK_ROWS, BODY_WORK_ROWS + 4)
+RHS_WORK_ROWS = BODY_WORK_ROWS + 4
+
+
+def rhs_work(vehicles: int, couplings: int, reservoirs: int) -> np.ndarray:
+    """The ``work`` array :func:`_rhs` takes for a train of ``vehicles``."""
+    return np.zeros((RHS_WORK_ROWS, max(vehicles, couplings, reservoirs, 1)))
+
 
 def _no_coupler(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
     for i in range(force.size):
@@ -186,9 +197,10 @@ def _make_kernels(coupler, states, steps, setters):  # pragma: no cover (compile
 
 # ------------------------------------------------------------- right-hand side
 @njit(cache=True)
-def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled)
+def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (compiled)
     """Coupler forces into ``cf`` and the coupler states' rates into ``dy`` (as
-    :meth:`Couplings.force_and_rates <rrscore.couplers.Couplings.force_and_rates>`)."""
+    :meth:`Couplings.force_and_rates <rrscore.couplers.Couplings.force_and_rates>`); the
+    deflections and their rates in rows :data:`W_D` and :data:`W_D_DOT` of ``work``."""
     sx, sv, nc, z0, zk, rigid = lay[0], lay[1], lay[2], lay[3], lay[4], lay[5]
     if nc == 0:
         return
@@ -199,8 +211,8 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled
             dy[i] = 0.0
         return
     nominal = ctable[0]
-    d = np.empty(nc)
-    d_dot = np.empty(nc)
+    d = work[W_D, :nc]
+    d_dot = work[W_D_DOT, :nc]
     for i in range(nc):
         d[i] = y[sx + i] - y[sx + i + 1] - nominal[i]
         d_dot[i] = y[sv + i] - y[sv + i + 1]
@@ -211,41 +223,44 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable):  # pragma: no cover (compiled
 
 @njit(cache=True)
 def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
-         held, frozen, direction, wheels):  # pragma: no cover (compiled)
+         held, frozen, direction, wheels, work):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
     couplers, the vehicle plugins' states, the air the air brake draws from main
     reservoirs (``air``: their states' indices and the rates), then the body pass.
     ``wheels`` false: the rolling wheels' rates (zeros) are not written (a step's stages
-    leave them as the zeros its buffer holds)."""
-    _coupler_forces(y, dy, cf, kern, lay, ctable)
+    leave them as the zeros its buffer holds). ``work``: the intermediates' rows
+    (:func:`rhs_work`), so that it allocates nothing. (It keeps numba's reference
+    counting, unlike the body pass and the stage sums: compiled without, its calls of the
+    plugins' kernels through their function types took ten times as long.)"""
+    _coupler_forces(y, dy, cf, kern, lay, ctable, work)
     sv = lay[1]
     for b in range(vs_lay.shape[0]):
         first, count, row0, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 2], vs_lay[b, 3]
-        v = np.empty(count)
+        v = work[W_V, :count]
         for j in range(count):
             v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
         s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
         kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
     mr_index, mr_draw = air
     if mr_index.size:  # as numpy's dy[index] -= draw: read all, then write (the last wins)
-        after = np.empty(mr_index.size)
+        after = work[W_AFTER, :mr_index.size]
         for k in range(mr_index.size):
             after[k] = dy[mr_index[k]] - mr_draw[k]
         for k in range(mr_index.size):
             dy[mr_index[k]] = after[k]
     idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
     body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle.size if wheels else 0, lay[5] == 1)
+               axle_vehicle.size if wheels else 0, lay[5] == 1, work)
 
 
 @njit(cache=True)
 def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, in1, in2,
               in3, mr_index, mr_draw, b_idx, knots, tables, static, axle_vehicle, inv_radius,
-              axles, held, frozen, direction):  # pragma: no cover (compiled)
+              axles, held, frozen, direction, work):  # pragma: no cover (compiled)
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
          (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles),
-         held, frozen, direction, WHEELS)
+         held, frozen, direction, WHEELS, work)
 
 
 # ---------------------------------------------------------------------- events
@@ -333,14 +348,14 @@ def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
         ref[sv + i] = mean
 
 
-@njit(cache=True)
-def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
+@njit(cache=True, _nrt=False)
+def _stage_live(y, h, coef, ks, m, live, state, work):  # pragma: no cover (compiled)
     """:func:`rrscore.solvers._stage_state` on the entries in the ranges ``live`` only,
     written into ``state`` (its other entries are left as they are: no right-hand side
     reads them); the same arithmetic in the same order, so the same values. Returns
     whether the entries of the stage ``ks[m - 1]`` and of the state it forms are finite.
     (A stage not finite elsewhere makes the step's end not finite: the step fails as
-    on the Python path, a stage later.)"""
+    on the Python path, a stage later.) ``work``: room for the sums (as long as ``y``)."""
     finite = True
     for r in range(live.shape[0]):
         lo, hi = live[r, 0], live[r, 1]
@@ -348,7 +363,8 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
         for c in range(hi - lo):
             if not np.isfinite(last[c]):
                 return False
-        acc = np.zeros(hi - lo)  # a fresh array, which the compiler vectorises over
+        acc = work[:hi - lo]
+        acc[:] = 0.0
         for j in range(m):  # row by row: the stages are rows of ks
             a = coef[j]
             row = ks[j, lo:hi]
@@ -361,16 +377,18 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
     return finite
 
 
-@njit(cache=True)
-def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled):  # pragma: no cover
+@njit(cache=True, _nrt=False)
+def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma: no cover
     """The embedded error estimate (:func:`rrscore.solvers._weighted`) and its norm
     (:func:`rrscore.solvers._max_ratio`) over the entries in the ranges ``controlled``,
     the same arithmetic in the same order: the others (``atol = inf``) add nothing to
-    the norm. Returns whether the estimate is finite there, and the norm."""
+    the norm. Returns whether the estimate is finite there, and the norm. ``work``: room
+    for the estimate (as long as ``y1``)."""
     worst = 0.0
     for r in range(controlled.shape[0]):
         lo, hi = controlled[r, 0], controlled[r, 1]
-        err = np.zeros(hi - lo)  # a fresh array, which the compiler vectorises over
+        err = work[:hi - lo]
+        err[:] = 0.0
         for j in range(_DP_E.size):
             a = _DP_E[j]
             row = ks[j, lo:hi]
@@ -400,9 +418,12 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     (:func:`_error_ratio`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
-    ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to."""
+    ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to. ``R``:
+    the right-hand side's arguments but the state, then room for its intermediates
+    (:func:`rhs_work`), for the stages' sums and for a stage's state (each as long as
+    ``y``)."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
-        direction = R
+        direction, work, sums, state = R
     _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
         for c in range(controlled[r, 0], controlled[r, 1]):
@@ -410,9 +431,8 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
-    # a stage's state: only the entries ``live`` are formed (and read by the right-hand
-    # side); the others are never read, so they are not copied either
-    state = np.empty(y.size)
+    # a stage's state (``state``, from ``R``): only the entries ``live`` are formed (and
+    # read by the right-hand side); the others are never read, so they are not copied
     while True:
         last = t + h >= t_bound
         if last:
@@ -421,17 +441,17 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             for c in range(formed[r, 0], formed[r, 1]):
                 ks[0, c] = f[c]
         for i in range(1, 6):
-            if not _stage_live(y, h, _A[i], ks, i, live, state):
+            if not _stage_live(y, h, _A[i], ks, i, live, state, sums):
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
-                 vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS)
+                 vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
         y1 = np.empty(y.size)
-        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
+        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1, sums):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             air, bodies, held, frozen, direction, NO_WHEELS)
+             air, bodies, held, frozen, direction, NO_WHEELS, work)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
         for r in range(formed.shape[0]):
@@ -439,7 +459,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
                 if not np.isfinite(ks[6, c]):
                     return False, t, y, h_next, h
         _reference(y1, ref, lay, weights)
-        finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled)
+        finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled, sums)
         if not finite:
             return False, t, y, h_next, h
         if norm <= 1.0:
@@ -672,10 +692,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
-    R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
-         direction)
     n = Y.shape[1]
     nc = lay[2]
+    # the right-hand side's intermediates, the steps' sums and their stages' states:
+    # allocated once per call, not at every step
+    work = np.zeros((RHS_WORK_ROWS, max(lay[6], nc, mr_index.size, 1)))
+    sums = np.zeros(n)
+    R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
+         direction, work, sums, np.empty(n))
     sx = lay[0]
     nominal = ctable[0]
     cf = np.empty(max(nc, 0))
@@ -709,14 +733,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         y = Y[steps]
         if fresh:  # a restart: the derivative at the start (and the coupler forces)
             _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-                 bodies, held, frozen, direction, WHEELS)
+                 bodies, held, frozen, direction, WHEELS, work)
             counts[0] += 1
             if pending >= 0:  # the sample recorded here: its acceleration is this one's
                 samples[pending, 2] = f0[lay[1]]
                 pending = -1
         elif lay[10]:  # the break margins need the coupler forces at the start
             _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction, WHEELS)
+                 inputs, air, bodies, held, frozen, direction, WHEELS, work)
         ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
         if fresh and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
@@ -836,7 +860,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0], F[j + 1],
                              KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, NO_WHEELS)
+                     inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
                 r = _record_sample(samples, cstate, watch, j, 1.0, traction)
                 samples[r, 2] = s_dy[lay[1]]
             if located:
@@ -897,7 +921,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 pending = r
             else:
                 _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, WHEELS)
+                     inputs, air, bodies, held, frozen, direction, WHEELS, work)
                 samples[r, 2] = s_dy[lay[1]]
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0
@@ -1134,6 +1158,7 @@ class StepLoop:
         ab = dyn.airbrake
         self._mr_index = (np.ascontiguousarray(ab._mr_states, dtype=np.int64)
                           if ab is not None else self._no_air[0])
+        self._work = rhs_work(dyn.n, nc, self._mr_index.size)  # _rhs_flat's intermediates
         # the loop serves only trains with every coupling coupled: watch each that can break
         self._watch = (np.isfinite(cp.break_force) if nc > 0 else np.zeros(0, dtype=np.bool_))
         self._break_on = bool(self._watch.any()) and not dyn.rigid
@@ -1187,7 +1212,8 @@ class StepLoop:
         try:
             _rhs_flat(t, y, dy, self._cf, self._kernels, self._rhs_lay, self._ctable,
                       self._vs_lay, self._vs_index, self._vs_sign, *self._inputs,
-                      *self._air(), *self._bodies, b.held, b.frozen, b.direction)
+                      *self._air(), *self._bodies, b.held, b.frozen, b.direction,
+                      self._work)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:

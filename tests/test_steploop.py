@@ -239,15 +239,17 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
     assert not dyn.unread_rolling[dyn.sv].any() and not dyn.unread[dyn.somega].any()
     rng = np.random.default_rng(7)
     y, ks = rng.normal(size=dyn.size), rng.normal(size=(7, dyn.size))
+    work = np.full(dyn.size, 5.0)
     for i in range(1, 6):
         state = np.full(dyn.size, 123.0)
-        assert _stage_live(y, 0.01, _A[i], ks, i, loop._live, state)
+        # (the sums' room holds what an earlier stage left: each range starts afresh)
+        assert _stage_live(y, 0.01, _A[i], ks, i, loop._live, state, work)
         full, finite = _stage_state(y, 0.01, _A[i], ks, i)
         assert finite
         np.testing.assert_array_equal(state[live], full[live])
         assert (state[~live] == 123.0).all()
     ks[2, np.flatnonzero(live)[-1]] = np.nan  # a stage not finite where it is read fails
-    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
+    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size), work)
 
 
 def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
@@ -263,11 +265,12 @@ def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
     rtol = np.full(n, 1e-6)
     controlled = _ranges(np.isfinite(atol))
     assert len(controlled) > 10  # many runs, not one block
-    finite, norm = _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled)
+    work = np.full(n, 5.0)  # (left over from another use: the estimate starts afresh)
+    finite, norm = _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled, work)
     assert finite
     assert norm == _max_ratio(_weighted(0.01, _DP_E, ks), atol, rtol, mag0, y1, ref)
     ks[3, controlled[-1, 0]] = np.inf  # a non-finite estimate where it counts fails
-    assert not _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled)[0]
+    assert not _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled, work)[0]
 
 
 @pytest.mark.parametrize("name", ["runin_100", "freight_50"])
