@@ -267,7 +267,7 @@ def _drive(t, y, sx, sv, nv, setters, cbuf, clay, dstate, dparams, sections,
 def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
                  body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
                  rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
-                 slip, held, has_friction, rigid, watch):  # pragma: no cover (compiled)
+                 slip, held, has_friction, rigid, watch, xv):  # pragma: no cover (compiled)
     """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
     takes it where no key is held and no driver's action is due: the built-in driver's
     decision where the loop takes it (``driver``, rows: its state, a copy, its settings;
@@ -277,7 +277,8 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     with what they set (the placing pass, the loaded axles' rows, the held sums;
     written in place). Returns :data:`KEPT`, :data:`RESTARTED` (inputs changed, or the
     driver's command: the Python path restarts then too) or :data:`HANDED_BACK`
-    (nothing done: the buffer and the driver's state as they were)."""
+    (nothing done: the buffer and the driver's state as they were). ``xv``: room for a
+    batch's positions and speeds (two rows of a value per vehicle)."""
     nv = body_force.size
     if _due(y, sx, sv, nv, watch):
         return HANDED_BACK
@@ -301,8 +302,8 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
         q_a = cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)].reshape((n, k + 1))
         q_r = cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)].reshape((n, k + 1))
-        x = np.empty(n)
-        v = np.empty(n)
+        x = xv[0, :n]
+        v = xv[1, :n]
         for i in range(n):
             j = cint[clay[b, _VEH] + i]
             x[i] = y[sx + j]

@@ -89,7 +89,7 @@ from .solvers import (
     dp_dense,
     dp_dense_weights,
 )
-from .wheelsets import fill_rolling, margins_into
+from .wheelsets import fill_rolling, rail_force_one
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -290,23 +290,18 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     for i in range(nv):
         g[i] = y[sv + i] * direction[i] if frozen[i] else 1.0
     n = nv
-    if lay[7]:  # slip margins of the loaded axles
-        k = slip[0].astype(np.int64)
-        veh = slip[1].astype(np.int64)
+    if lay[7]:  # slip margins of the loaded axles, as margins_into, axle by axle
         na = lay[8]
-        m = k.size
-        v = np.empty(m)
-        a = np.empty(m)
-        psi = np.empty(m)
-        for j in range(m):
-            v[j] = y[sv + veh[j]]
-            a[j] = f[sv + veh[j]]
+        g[n:n + na] = 1.0
+        for j in range(slip.shape[1]):
+            veh = int(slip[1, j])
+            v, a = y[sv + veh], f[sv + veh]
             law = slip_laws[j]
             size = int(laws_coef[law, 6])
-            psi[j] = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6],
-                          laws_speeds[law, :size], laws_values[law, :size], v[j])
-        margins_into(g[n:n + na], k, v, a, psi, slip[6], slip[7], slip[2], slip[3], slip[4],
-                     slip[5])
+            psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
+                       laws_values[law, :size], v)
+            need = rail_force_one(v, a, slip[2, j], slip[3, j], slip[4, j], slip[5, j])
+            g[n + int(slip[0, j])] = psi * slip[6, j] * slip[7, j] - abs(need)
         n += na
     if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]
@@ -891,7 +886,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 driver, sections, inputs, body_force, body_resist,
                                 axle_torque, brake_own, axle_brake, rail_factor,
                                 rail_condition, rolling, vconst, aconst, axle_vehicle,
-                                loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch)
+                                loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch,
+                                work[W_D:W_D_DOT + 1])  # (rows free between right-hand sides)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
             copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
             copy_into(driver[0], driver[1])

@@ -39,19 +39,25 @@ from .train import Train
 
 
 @njit(cache=True)
-def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (compiled)
-    """Tangential rail force rolling axles must transmit (see
+def rail_force_one(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (compiled)
+    """Tangential rail force one rolling axle must transmit (see
     :meth:`Wheelsets.required_rail_force`): the brake acts against the motion, or at rest
     holds against the torque up to its magnitude."""
+    if v > 0.0:
+        brake = brake_max
+    elif v < 0.0:
+        brake = -brake_max
+    else:
+        brake = min(max(torque, -brake_max), brake_max)
+    return (torque - brake) / r - mass_equiv * a
+
+
+@njit(cache=True)
+def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (compiled)
+    """:func:`rail_force_one` of every axle, as a fresh array."""
     out = np.empty(v.size)
     for j in range(v.size):
-        if v[j] > 0.0:
-            brake = brake_max[j]
-        elif v[j] < 0.0:
-            brake = -brake_max[j]
-        else:
-            brake = min(max(torque[j], -brake_max[j]), brake_max[j])
-        out[j] = (torque[j] - brake) / r[j] - mass_equiv[j] * a[j]
+        out[j] = rail_force_one(v[j], a[j], torque[j], brake_max[j], r[j], mass_equiv[j])
     return out
 
 
@@ -59,11 +65,11 @@ def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (co
 def margins_into(g, k, v, a, psi, rail, normal, torque, brake_max, r,
                  mass_equiv):  # pragma: no cover (compiled)
     """The slip margins into ``g`` (one entry per axle): 1 for every axle, and for the
-    loaded axles ``k`` adhesion less the rail force they need."""
-    need = _rail_force(v, a, torque, brake_max, r, mass_equiv)
+    loaded axles ``k`` adhesion less the rail force they need (:func:`rail_force_one`)."""
     g[:] = 1.0
     for j in range(k.size):
-        g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need[j])
+        need = rail_force_one(v[j], a[j], torque[j], brake_max[j], r[j], mass_equiv[j])
+        g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need)
 
 
 @njit(cache=True)
