@@ -89,7 +89,7 @@ from .solvers import (
     dp_dense,
     dp_dense_weights,
 )
-from .wheelsets import fill_rolling, rail_force_one
+from .wheelsets import fill_rolling, margin_one
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -290,18 +290,18 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     for i in range(nv):
         g[i] = y[sv + i] * direction[i] if frozen[i] else 1.0
     n = nv
-    if lay[7]:  # slip margins of the loaded axles, as margins_into, axle by axle
+    if lay[7]:  # slip margins: 1 for every axle, margin_one for the loaded ones
         na = lay[8]
         g[n:n + na] = 1.0
         for j in range(slip.shape[1]):
             veh = int(slip[1, j])
-            v, a = y[sv + veh], f[sv + veh]
+            v = y[sv + veh]
             law = slip_laws[j]
             size = int(laws_coef[law, 6])
             psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
                        laws_values[law, :size], v)
-            need = rail_force_one(v, a, slip[2, j], slip[3, j], slip[4, j], slip[5, j])
-            g[n + int(slip[0, j])] = psi * slip[6, j] * slip[7, j] - abs(need)
+            g[n + int(slip[0, j])] = margin_one(v, f[sv + veh], psi, slip[6, j], slip[7, j],
+                                                slip[2, j], slip[3, j], slip[4, j], slip[5, j])
         n += na
     if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]

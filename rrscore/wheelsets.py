@@ -62,22 +62,22 @@ def _rail_force(v, a, torque, brake_max, r, mass_equiv):  # pragma: no cover (co
 
 
 @njit(cache=True)
-def margins_into(g, k, v, a, psi, rail, normal, torque, brake_max, r,
-                 mass_equiv):  # pragma: no cover (compiled)
-    """The slip margins into ``g`` (one entry per axle): 1 for every axle, and for the
-    loaded axles ``k`` adhesion less the rail force they need (:func:`rail_force_one`)."""
-    g[:] = 1.0
-    for j in range(k.size):
-        need = rail_force_one(v[j], a[j], torque[j], brake_max[j], r[j], mass_equiv[j])
-        g[k[j]] = psi[j] * rail[j] * normal[j] - abs(need)
+def margin_one(v, a, psi, rail, normal, torque, brake_max, r,
+               mass_equiv):  # pragma: no cover (compiled)
+    """The slip margin of one loaded axle: its adhesion ``psi * rail * normal`` less the
+    rail force it needs (:func:`rail_force_one`)."""
+    return psi * rail * normal - abs(rail_force_one(v, a, torque, brake_max, r, mass_equiv))
 
 
 @njit(cache=True)
 def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
              mass_equiv):  # pragma: no cover (compiled)
-    """The slip margins (:func:`margins_into`) as a fresh array."""
-    g = np.empty(na)
-    margins_into(g, k, v, a, psi, rail, normal, torque, brake_max, r, mass_equiv)
+    """The slip margins as a fresh array, one entry per axle: 1 for every axle, and for
+    the loaded axles ``k`` :func:`margin_one`."""
+    g = np.ones(na)
+    for j in range(k.size):
+        g[k[j]] = margin_one(v[j], a[j], psi[j], rail[j], normal[j], torque[j],
+                             brake_max[j], r[j], mass_equiv[j])
     return g
 
 
