@@ -147,8 +147,11 @@ W_D, W_D_DOT, W_V, W_AFTER = range(BODY_WORK_ROWS, BODY_WORK_ROWS + 4)
 RHS_WORK_ROWS = BODY_WORK_ROWS + 4
 
 
-def rhs_work(vehicles: int, couplings: int, reservoirs: int) -> np.ndarray:
-    """The ``work`` array :func:`_rhs` takes for a train of ``vehicles``."""
+@njit(cache=True)
+def rhs_work(vehicles, couplings, reservoirs):  # pragma: no cover (compiled)
+    """The ``work`` array :func:`_rhs` takes for a train of ``vehicles`` with
+    ``couplings`` and an air brake drawing on ``reservoirs`` main reservoirs (from Python
+    and from the loop alike)."""
     return np.zeros((RHS_WORK_ROWS, max(vehicles, couplings, reservoirs, 1)))
 
 
@@ -689,12 +692,12 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     n = Y.shape[1]
     nc = lay[2]
-    # the right-hand side's intermediates, the steps' sums and their stages' states:
-    # allocated once per call, not at every step
-    work = np.zeros((RHS_WORK_ROWS, max(lay[6], nc, mr_index.size, 1)))
-    sums = np.zeros(n)
+    # the right-hand side's intermediates, the steps' sums and their stages' states, and
+    # the positions and speeds the control steps hand their kernels: once per call
+    work = rhs_work(lay[6], nc, mr_index.size)
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
-         direction, work, sums, np.empty(n))
+         direction, work, np.zeros(n), np.empty(n))
+    xv = np.empty((2, max(lay[6], 1)))
     sx = lay[0]
     nominal = ctable[0]
     cf = np.empty(max(nc, 0))
@@ -887,7 +890,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 axle_torque, brake_own, axle_brake, rail_factor,
                                 rail_condition, rolling, vconst, aconst, axle_vehicle,
                                 loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch,
-                                work[W_D:W_D_DOT + 1])  # (rows free between right-hand sides)
+                                xv)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
             copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
             copy_into(driver[0], driver[1])
