@@ -347,32 +347,73 @@ def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
-def _stage_live(y, h, coef, ks, m, live, state, work):  # pragma: no cover (compiled)
+def _all_finite(row, ranges):  # pragma: no cover (compiled)
+    """Whether the entries of ``row`` in the ranges (rows ``start, stop``) are finite: an
+    or over all of them, with no early exit, so that the compiler vectorises it."""
+    bad = 0
+    for r in range(ranges.shape[0]):
+        part = row[ranges[r, 0]:ranges[r, 1]]
+        for c in range(part.size):
+            x = part[c]
+            bad |= np.int64((x - x) != 0.0)  # NaN where x is infinite or NaN
+    return bad == 0
+
+
+@njit(cache=True, _nrt=False)
+def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
     """:func:`rrscore.solvers._stage_state` on the entries in the ranges ``live`` only,
     written into ``state`` (its other entries are left as they are: no right-hand side
     reads them); the same arithmetic in the same order, so the same values. Returns
     whether the entries of the stage ``ks[m - 1]`` and of the state it forms are finite.
     (A stage not finite elsewhere makes the step's end not finite: the step fails as
-    on the Python path, a stage later.) ``work``: room for the sums (as long as ``y``)."""
-    finite = True
+    on the Python path, a stage later.) ``coef``: at least six coefficients.
+
+    Entry by entry, each sum whole in a register (``0 + a0 k0 + a1 k1 + ...``, added
+    in the order the solver adds the rows), with a loop for each count of stages: so
+    the compiler vectorises each, where a loop over the stages inside did not."""
+    if not _all_finite(ks[m - 1], live):
+        return False
+    a0, a1, a2, a3, a4, a5 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5]
+    bad = 0
     for r in range(live.shape[0]):
         lo, hi = live[r, 0], live[r, 1]
-        last = ks[m - 1, lo:hi]
-        for c in range(hi - lo):
-            if not np.isfinite(last[c]):
-                return False
-        acc = work[:hi - lo]
-        acc[:] = 0.0
-        for j in range(m):  # row by row: the stages are rows of ks
-            a = coef[j]
-            row = ks[j, lo:hi]
-            for c in range(hi - lo):
-                acc[c] += a * row[c]
-        for c in range(hi - lo):
-            v = y[lo + c] + h * acc[c]
-            state[lo + c] = v
-            finite = finite and np.isfinite(v)
-    return finite
+        yy, out = y[lo:hi], state[lo:hi]
+        k0, k1, k2, k3, k4, k5 = (ks[0, lo:hi], ks[1, lo:hi], ks[2, lo:hi], ks[3, lo:hi],
+                                  ks[4, lo:hi], ks[5, lo:hi])
+        w = hi - lo
+        if m == 1:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+        elif m == 2:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+        elif m == 3:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+        elif m == 4:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+        elif m == 5:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c]
+                                 + a4 * k4[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+        else:
+            for c in range(w):
+                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c]
+                                 + a4 * k4[c] + a5 * k5[c])
+                out[c] = v
+                bad |= np.int64((v - v) != 0.0)
+    return bad == 0
 
 
 @njit(cache=True, _nrt=False)
@@ -381,22 +422,27 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
     (:func:`rrscore.solvers._max_ratio`) over the entries in the ranges ``controlled``,
     the same arithmetic in the same order: the others (``atol = inf``) add nothing to
     the norm. Returns whether the estimate is finite there, and the norm. ``work``: room
-    for the estimate (as long as ``y1``)."""
+    for the estimate (as long as ``y1``). The estimate entry by entry, as
+    :func:`_stage_live` sums."""
+    e0, e1, e2, e3, e4, e5, e6 = (_DP_E[0], _DP_E[1], _DP_E[2], _DP_E[3], _DP_E[4],
+                                  _DP_E[5], _DP_E[6])
     worst = 0.0
     for r in range(controlled.shape[0]):
         lo, hi = controlled[r, 0], controlled[r, 1]
+        k0, k1, k2, k3, k4, k5, k6 = (ks[0, lo:hi], ks[1, lo:hi], ks[2, lo:hi],
+                                      ks[3, lo:hi], ks[4, lo:hi], ks[5, lo:hi],
+                                      ks[6, lo:hi])
         err = work[:hi - lo]
-        err[:] = 0.0
-        for j in range(_DP_E.size):
-            a = _DP_E[j]
-            row = ks[j, lo:hi]
-            for c in range(hi - lo):
-                err[c] += a * row[c]
+        bad = 0
         for c in range(hi - lo):
-            e = err[c] * h
-            if not np.isfinite(e):
-                return False, worst
-            a = abs(e)
+            e = (0.0 + e0 * k0[c] + e1 * k1[c] + e2 * k2[c] + e3 * k3[c] + e4 * k4[c]
+                 + e5 * k5[c] + e6 * k6[c]) * h
+            err[c] = e
+            bad |= np.int64((e - e) != 0.0)
+        if bad:
+            return False, worst
+        for c in range(hi - lo):
+            a = abs(err[c])
             if a > 0.0:
                 k = lo + c
                 ratio = a / (atol[k] + rtol[k] * max(mag0[k], abs(y1[k] - ref1[k])))
@@ -418,10 +464,10 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     where the Python path must take it (a stage not finite, the step size collapsing).
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to. ``R``:
     the right-hand side's arguments but the state, then room for its intermediates
-    (:func:`rhs_work`), for the stages' sums and for a stage's state (each as long as
+    (:func:`rhs_work`), for the error estimate and for a stage's state (each as long as
     ``y``)."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
-        direction, work, sums, state = R
+        direction, work, err, state = R
     _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
         for c in range(controlled[r, 0], controlled[r, 1]):
@@ -439,25 +485,23 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             for c in range(formed[r, 0], formed[r, 1]):
                 ks[0, c] = f[c]
         for i in range(1, 6):
-            if not _stage_live(y, h, _A[i], ks, i, live, state, sums):
+            if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, y, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
                  vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
         y1 = np.empty(y.size)
-        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1, sums):
+        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction, NO_WHEELS, work)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
-        for r in range(formed.shape[0]):
-            for c in range(formed[r, 0], formed[r, 1]):
-                if not np.isfinite(ks[6, c]):
-                    return False, t, y, h_next, h
+        if not _all_finite(ks[6], formed):
+            return False, t, y, h_next, h
         _reference(y1, ref, lay, weights)
-        finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled, sums)
+        finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled, err)
         if not finite:
             return False, t, y, h_next, h
         if norm <= 1.0:
@@ -692,7 +736,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     n = Y.shape[1]
     nc = lay[2]
-    # the right-hand side's intermediates, the steps' sums and their stages' states, and
+    # the right-hand side's intermediates, the steps' error estimates and their stages'
+    # states, and
     # the positions and speeds the control steps hand their kernels: once per call
     work = rhs_work(lay[6], nc, mr_index.size)
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,

@@ -226,7 +226,7 @@ def test_the_steps_the_loop_hands_on_carry_the_right_hand_side_at_their_states()
 def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage_does():
     # the loop's stages against the solver's full stage state: equal to the bit where
     # formed, and the unread entries (wheel angles and spins, energy account) left alone
-    from rrscore.solvers import _stage_state
+    from rrscore.solvers import _DP_B, _stage_state
     from rrscore.steploop import _A, _stage_live
 
     run = Run(_load(ROOT / "configs" / "scenarios" / "freight_50.toml", True))
@@ -239,17 +239,26 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
     assert not dyn.unread_rolling[dyn.sv].any() and not dyn.unread[dyn.somega].any()
     rng = np.random.default_rng(7)
     y, ks = rng.normal(size=dyn.size), rng.normal(size=(7, dyn.size))
-    work = np.full(dyn.size, 5.0)
     for i in range(1, 6):
         state = np.full(dyn.size, 123.0)
-        # (the sums' room holds what an earlier stage left: each range starts afresh)
-        assert _stage_live(y, 0.01, _A[i], ks, i, loop._live, state, work)
+        assert _stage_live(y, 0.01, _A[i], ks, i, loop._live, state)
         full, finite = _stage_state(y, 0.01, _A[i], ks, i)
         assert finite
         np.testing.assert_array_equal(state[live], full[live])
         assert (state[~live] == 123.0).all()
+    # the step's end (six stages) on the entries it forms
+    formed = np.zeros(dyn.size, dtype=bool)
+    for lo, hi in loop._formed:
+        formed[lo:hi] = True
+    end = np.full(dyn.size, 123.0)
+    assert _stage_live(y, 0.01, _DP_B, ks, 6, loop._formed, end)
+    np.testing.assert_array_equal(end[formed], _stage_state(y, 0.01, _DP_B, ks, 6)[0][formed])
+    assert (end[~formed] == 123.0).all()
     ks[2, np.flatnonzero(live)[-1]] = np.nan  # a stage not finite where it is read fails
-    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size), work)
+    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
+    ks[2] = 1.0
+    y[np.flatnonzero(live)[0]] = np.inf  # so does a state not finite where it is formed
+    assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
 
 
 def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
