@@ -43,11 +43,21 @@ def held_rows(force, resist, mass_eff, c0, start0, rigid):  # pragma: no cover (
     """:attr:`Bodies.held` from the signed force, the resistance magnitude and the
     effective mass per vehicle (rows: force, resistance with ``c0``, resistance alone,
     inverse effective mass, effective mass), and which vehicles friction can hold at
-    standstill (all of a rigid train if any). One pass: it runs at every control step
-    whose inputs changed."""
+    standstill (all of a rigid train if any): fresh arrays, filled by
+    :func:`held_rows_into`."""
     n = force.size
     held = np.empty((5, n))
     friction = np.empty(n, dtype=np.bool_)
+    held_rows_into(held, friction, force, resist, mass_eff, c0, start0, rigid)
+    return held, friction
+
+
+@njit(cache=True, _nrt=False)
+def held_rows_into(held, friction, force, resist, mass_eff, c0, start0,
+                   rigid):  # pragma: no cover (compiled)
+    """:func:`held_rows` written into ``held`` (five rows of a value per vehicle) and
+    ``friction``. One pass: it runs at every control step whose inputs changed."""
+    n = force.size
     for i in range(n):
         held[0, i] = force[i]
         held[1, i] = resist[i] + c0[i]
@@ -59,8 +69,8 @@ def held_rows(force, resist, mass_eff, c0, start0, rigid):  # pragma: no cover (
         any_friction = False
         for i in range(n):
             any_friction = any_friction or friction[i]
-        friction[:] = any_friction
-    return held, friction
+        for i in range(n):
+            friction[i] = any_friction
 
 
 def coulomb_net(force: np.ndarray, resist: np.ndarray, direction: np.ndarray) -> np.ndarray:

@@ -49,10 +49,10 @@ from .autodriver import (
     levels,
 )
 from .compiled import Kernel, compile_kernel
-from .copies import copy_into, copy_rows
-from .dynamics import _held_inputs, _place
+from .copies import copy_into
+from .dynamics import HELD_WORK_ROWS, _place, held_inputs_into
 from .vehicle import VehicleModel, step_field_kind
-from .wheelsets import _loaded_rows
+from .wheelsets import loaded_rows_into
 
 if TYPE_CHECKING:
     from .autodriver import AutoDriver
@@ -263,11 +263,45 @@ def _drive(t, y, sx, sv, nv, setters, cbuf, clay, dstate, dparams, sections,
     return 1
 
 
+#: Rows of the ``work`` array :func:`control_step` takes.
+CONTROL_WORK_ROWS = 2 + HELD_WORK_ROWS
+
+
+@njit(cache=True, _nrt=False)
+def _refused(q_a, q_r):  # pragma: no cover (compiled)
+    """Whether a kernel's outputs (``q_a``, ``q_r`` flat) hold what
+    :meth:`~rrscore.vehicle.VehicleModel.step_problems` refuses: a value not finite, or
+    a resistance below zero."""
+    bad = 0
+    for j in range(q_a.size):
+        a, r = q_a[j], q_r[j]
+        bad |= np.int64((a - a) != 0.0) | np.int64((r - r) != 0.0) | np.int64(not r >= 0.0)
+    return bad != 0
+
+
+@njit(cache=True, _nrt=False)
+def _axles_change(q_a, q_r, sign, axles, rolling, torque, axle_brake):  # pragma: no cover
+    """Whether an axle of the batch is newly driven or braked by its kernel's outputs
+    (``q_a``, ``q_r``: rows per vehicle; ``sign``: each one's orientation; ``axles``: its
+    axles, row by row), or no longer: as the loaded axles' rows hold them."""
+    k = q_a.shape[1] - 1
+    differ = 0
+    for i in range(q_a.shape[0]):
+        s = sign[i]
+        for c in range(k):
+            a = axles[i * k + c]
+            now = np.int64(q_a[i, c + 1] * s != 0.0) | np.int64(abs(q_r[i, c + 1]) != 0.0)
+            before = np.int64(rolling[a]) & (np.int64(torque[a] != 0.0)
+                                             | np.int64(axle_brake[a] != 0.0))
+            differ |= now ^ before
+    return differ != 0
+
+
 @njit(cache=True)
 def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
                  body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
                  rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
-                 slip, held, has_friction, rigid, watch, xv):  # pragma: no cover (compiled)
+                 slip, held, has_friction, rigid, watch, work):  # pragma: no cover (compiled)
     """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
     takes it where no key is held and no driver's action is due: the built-in driver's
     decision where the loop takes it (``driver``, rows: its state, a copy, its settings;
@@ -277,8 +311,10 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     with what they set (the placing pass, the loaded axles' rows, the held sums;
     written in place). Returns :data:`KEPT`, :data:`RESTARTED` (inputs changed, or the
     driver's command: the Python path restarts then too) or :data:`HANDED_BACK`
-    (nothing done: the buffer and the driver's state as they were). ``xv``: room for a
-    batch's positions and speeds (two rows of a value per vehicle)."""
+    (nothing done: the buffer and the driver's state as they were). ``work``:
+    :data:`CONTROL_WORK_ROWS` rows of a value per vehicle, room for a batch's positions
+    and speeds (rows 0 and 1) and for the held inputs' sums (:func:`~rrscore.dynamics.
+    held_inputs_into`), so that it allocates nothing."""
     nv = body_force.size
     if _due(y, sx, sv, nv, watch):
         return HANDED_BACK
@@ -302,8 +338,8 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
         q_a = cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)].reshape((n, k + 1))
         q_r = cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)].reshape((n, k + 1))
-        x = xv[0, :n]
-        v = xv[1, :n]
+        x = work[0, :n]
+        v = work[1, :n]
         for i in range(n):
             j = cint[clay[b, _VEH] + i]
             x[i] = y[sx + j]
@@ -317,25 +353,17 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             copy_into(cbuf, save)
             copy_into(dstate, dsave)
             return HANDED_BACK
-        # outputs step_problems would refuse: the Python path raises on them
-        for i in range(n):
-            for c in range(k + 1):
-                if not (np.isfinite(q_a[i, c]) and np.isfinite(q_r[i, c]) and q_r[i, c] >= 0):
-                    copy_into(cbuf, save)
-                    copy_into(dstate, dsave)
-                    return HANDED_BACK
-        # an axle newly driven or braked, or no longer: the loaded axles change (their
-        # rows, the slip margins' laws); the Python path rebuilds them
-        for i in range(n):
-            s = cbuf[clay[b, _SIGN] + i]
-            for c in range(k):
-                a = cint[clay[b, _AXLES] + i * k + c]
-                now = q_a[i, c + 1] * s != 0.0 or abs(q_r[i, c + 1]) != 0.0
-                before = rolling[a] and (torque[a] != 0.0 or axle_brake[a] != 0.0)
-                if now != before:
-                    copy_into(cbuf, save)
-                    copy_into(dstate, dsave)
-                    return HANDED_BACK
+        # outputs step_problems would refuse (the Python path raises on them), or an axle
+        # newly driven or braked, or no longer (the loaded axles change: their rows, the
+        # slip margins' laws; the Python path rebuilds them). Or-ed over every entry, with
+        # no early exit, so that the compiler vectorises the loops.
+        if _refused(cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)],
+                    cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)]) or _axles_change(
+                q_a, q_r, cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n],
+                cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k], rolling, torque, axle_brake):
+            copy_into(cbuf, save)
+            copy_into(dstate, dsave)
+            return HANDED_BACK
     changed = False
     for b in range(nb):
         n, k = clay[b, _N], clay[b, _K]
@@ -368,14 +396,12 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                 if not value == rows[r, i]:  # NaN counts as changed, as on the Python path
                     rows[r, i] = value
                     inputs_changed = True
-    if changed:  # as TrainDynamics.refresh, the modes unchanged
-        rows = _loaded_rows(rolling, torque, axle_brake, axle_vehicle, aconst[0], aconst[1],
-                            rail_factor, aconst[2])
-        copy_rows(slip, rows)
-        new_held, friction = _held_inputs(body_force, body_resist, vconst[0], vconst[1],
-                                          rows, loaded_vehicle, vconst[2], vconst[3], rigid)
-        copy_rows(held, new_held)
-        copy_into(has_friction, friction)
+    if changed:  # as TrainDynamics.refresh, the modes unchanged (so as many loaded axles)
+        loaded_rows_into(slip, rolling, torque, axle_brake, axle_vehicle, aconst[0],
+                         aconst[1], rail_factor, aconst[2])
+        held_inputs_into(held, has_friction, work[2:2 + HELD_WORK_ROWS], body_force,
+                         body_resist, vconst[0], vconst[1], slip, loaded_vehicle, vconst[2],
+                         vconst[3], rigid)
     return RESTARTED if changed or inputs_changed or acted else KEPT
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .airbrake import AirBrake
-from .bodies import Bodies, held_rows, rigid_coupler_forces
+from .bodies import Bodies, held_rows_into, rigid_coupler_forces
 from .compiled import CompiledBodies, compile_kernel, dot
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
@@ -54,19 +54,42 @@ def _held_inputs(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0
     force and brake resistance its loaded rolling axles (``rows``: :attr:`Wheelsets.
     loaded_rows <rrscore.wheelsets.Wheelsets.loaded_rows>`, on ``vehicle``) pass through
     the rail, ``torque / r`` and ``brake / r``, and its rolling axles' equivalent mass
-    ``equiv`` added to ``mass``: one compiled pass at each change of inputs."""
+    ``equiv`` added to ``mass``: fresh arrays, filled by :func:`held_inputs_into`."""
     n = body_force.size
-    force = body_force.copy()
-    resist = body_resist.copy()
-    torque = np.zeros(n)
-    brake = np.zeros(n)
+    held = np.empty((5, n))
+    friction = np.empty(n, dtype=np.bool_)
+    held_inputs_into(held, friction, np.empty((HELD_WORK_ROWS, n)), body_force, body_resist,
+                     mass, equiv, rows, vehicle, c0, start0, rigid)
+    return held, friction
+
+
+#: Rows of the ``work`` array :func:`held_inputs_into` takes.
+HELD_WORK_ROWS = 5
+
+
+@njit(cache=True, _nrt=False)
+def held_inputs_into(held, friction, work, body_force, body_resist, mass, equiv, rows,
+                     vehicle, c0, start0, rigid):  # pragma: no cover (compiled)
+    """:func:`_held_inputs` written into ``held`` and ``friction`` (as
+    :func:`~rrscore.bodies.held_rows_into`), with :data:`HELD_WORK_ROWS` rows of a value
+    per vehicle in ``work`` for its sums: one compiled pass at each change of inputs,
+    allocating nothing (the compiled loop's control steps take it)."""
+    n = body_force.size
+    force, resist, torque, brake, mass_eff = (work[0, :n], work[1, :n], work[2, :n],
+                                              work[3, :n], work[4, :n])
+    for i in range(n):
+        force[i] = body_force[i]
+        resist[i] = body_resist[i]
+        torque[i] = 0.0
+        brake[i] = 0.0
     for j in range(vehicle.size):  # as np.bincount: in axle order, from zero
         torque[vehicle[j]] += rows[2, j] / rows[4, j]
         brake[vehicle[j]] += rows[3, j] / rows[4, j]
     for i in range(n):
         force[i] += torque[i]
         resist[i] += brake[i]
-    return held_rows(force, resist, mass + equiv, c0, start0, rigid)
+        mass_eff[i] = mass[i] + equiv[i]
+    held_rows_into(held, friction, force, resist, mass_eff, c0, start0, rigid)
 
 
 @njit(cache=True)

@@ -54,6 +54,7 @@ from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
 from .compiled import BODY_WORK_ROWS, STATE_RATES, Kernel, body_rates, compile_kernel, dot
 from .controlsteps import (
     CONTROL_KERNEL,
+    CONTROL_WORK_ROWS,
     HANDED_BACK,
     LAYOUT_COLUMNS,
     MAX_CONTROL_BATCHES,
@@ -737,12 +738,12 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     n = Y.shape[1]
     nc = lay[2]
     # the right-hand side's intermediates, the steps' error estimates and their stages'
-    # states, and
-    # the positions and speeds the control steps hand their kernels: once per call
+    # states, and the control steps' room (their kernels' positions and speeds, the held
+    # inputs' sums): once per call
     work = rhs_work(lay[6], nc, mr_index.size)
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
          direction, work, np.zeros(n), np.empty(n))
-    xv = np.empty((2, max(lay[6], 1)))
+    c_work = np.empty((CONTROL_WORK_ROWS, max(lay[6], 1)))
     sx = lay[0]
     nominal = ctable[0]
     cf = np.empty(max(nc, 0))
@@ -935,7 +936,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 axle_torque, brake_own, axle_brake, rail_factor,
                                 rail_condition, rolling, vconst, aconst, axle_vehicle,
                                 loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch,
-                                xv)
+                                c_work)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
             copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
             copy_into(driver[0], driver[1])

@@ -99,12 +99,22 @@ def fill_rolling(y0, y, axles, vehicle, inv_radius, sx, sv, sphi,
 def _loaded_rows(rolling, torque, brake, vehicle, radius, mass_equiv, rail,
                  normal):  # pragma: no cover (compiled)
     """The rows of :attr:`Wheelsets.loaded_rows` (a fresh array: the last may still be
-    read): one pass at each change of inputs, where numpy took a dozen small calls."""
+    read), filled by :func:`loaded_rows_into`."""
     m = 0
     for j in range(rolling.size):
         if rolling[j] and (torque[j] != 0.0 or brake[j] != 0.0):
             m += 1
     rows = np.empty((8, m))
+    loaded_rows_into(rows, rolling, torque, brake, vehicle, radius, mass_equiv, rail, normal)
+    return rows
+
+
+@njit(cache=True, _nrt=False)
+def loaded_rows_into(rows, rolling, torque, brake, vehicle, radius, mass_equiv, rail,
+                     normal):  # pragma: no cover (compiled)
+    """The rows of :attr:`Wheelsets.loaded_rows` written into ``rows`` (a column per
+    loaded axle): one pass at each change of inputs, where numpy took a dozen small
+    calls."""
     i = 0
     for j in range(rolling.size):
         if rolling[j] and (torque[j] != 0.0 or brake[j] != 0.0):
@@ -117,7 +127,6 @@ def _loaded_rows(rolling, torque, brake, vehicle, radius, mass_equiv, rail,
             rows[6, i] = rail[j]
             rows[7, i] = normal[j]
             i += 1
-    return rows
 
 
 class Wheelsets(Component):

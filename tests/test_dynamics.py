@@ -304,7 +304,7 @@ def _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0,
 
 @pytest.mark.parametrize("rigid", [False, True])
 def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
-    from rrscore.dynamics import _held_inputs
+    from rrscore.dynamics import HELD_WORK_ROWS, _held_inputs, held_inputs_into
 
     rng = np.random.default_rng(7)
     n, k = 30, 50
@@ -320,6 +320,12 @@ def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
     want = _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+    # the compiled loop's control steps write them in place, with room holding stale values
+    held, friction = np.full((5, n), 5.0), np.zeros(n, dtype=bool)
+    held_inputs_into(held, friction, np.full((HELD_WORK_ROWS, n), 5.0), body_force,
+                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
+    np.testing.assert_array_equal(held, want[0])
+    np.testing.assert_array_equal(friction, want[1])
 
 
 def test_the_trains_drive_force_is_its_locomotives_force_at_the_level_set():

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rrscore.wheelsets import _loaded_rows
+from rrscore.wheelsets import _loaded_rows, loaded_rows_into
 
 
 @settings(max_examples=60, deadline=None)
@@ -24,3 +24,7 @@ def test_loaded_rows_are_the_rolling_axles_with_torque_or_brake_in_axle_order(n,
     expected = np.array([k, vehicle[k], torque[k], brake[k], radius[k], mass_equiv[k],
                          rail[k], normal[k]], dtype=float).reshape(8, k.size)
     np.testing.assert_array_equal(rows, expected)
+    # in place, as the compiled loop's control steps take them: every entry written
+    into = np.full((8, k.size), 5.0)
+    loaded_rows_into(into, rolling, torque, brake, vehicle, radius, mass_equiv, rail, normal)
+    np.testing.assert_array_equal(into, expected)
