@@ -84,28 +84,31 @@ def kink_bound(t, t_bound, h, max_step, y, f, side, first, nk, sx, sv, nominal,
     and in the compiled loop, hence the same steps."""
     horizon = min(h, max_step, t_bound - t)
     best = np.inf
-    for e in range(kinks.shape[0] * nk):
-        g = side[first + e]
-        if not (g > 0.0 or g < 0.0):
-            continue
-        positive = g > 0.0
-        i, k = e // nk, e % nk
-        a0 = y[sx + i] - y[sx + i + 1] - nominal[i] - kinks[i, k]
-        if (a0 > 0.0) != positive or not np.isfinite(a0):
-            continue  # on the surface (an edge just reached), or no edge here
-        a1 = y[sv + i] - y[sv + i + 1]
-        a2 = 0.5 * (f[sv + i] - f[sv + i + 1])
-        if (a0 + horizon * (a1 + horizon * a2) > 0.0) == positive:
-            continue
-        lo, hi = 0.0, horizon
-        for _ in range(40):
-            mid = 0.5 * (lo + hi)
-            if (a0 + mid * (a1 + mid * a2) > 0.0) == positive:
-                lo = mid
-            else:
-                hi = mid
-        if hi < best:
-            best = hi
+    # coupling by coupling, its edges inside (no division of a flat index: it ran at
+    # every step, for every edge)
+    for i in range(kinks.shape[0]):
+        d = y[sx + i] - y[sx + i + 1] - nominal[i]
+        for k in range(nk):
+            g = side[first + i * nk + k]
+            if not (g > 0.0 or g < 0.0):
+                continue
+            positive = g > 0.0
+            a0 = d - kinks[i, k]
+            if (a0 > 0.0) != positive or not np.isfinite(a0):
+                continue  # on the surface (an edge just reached), or no edge here
+            a1 = y[sv + i] - y[sv + i + 1]
+            a2 = 0.5 * (f[sv + i] - f[sv + i + 1])
+            if (a0 + horizon * (a1 + horizon * a2) > 0.0) == positive:
+                continue
+            lo, hi = 0.0, horizon
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                if (a0 + mid * (a1 + mid * a2) > 0.0) == positive:
+                    lo = mid
+                else:
+                    hi = mid
+            if hi < best:
+                best = hi
     if best < horizon and best > 1e-3 * horizon:
         return min(t_bound, t + best * (1.0 + KINK_AIM))
     return t_bound
