@@ -769,8 +769,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     s_cf = np.empty(max(nc, 0) if sampling else 0)
     s_y = np.empty(n if sampling else 0)  # a sample's state inside a step
     # the drive force of the samples: of the held inputs, so the same until a control step
-    traction = traction_total(body_force, axle_torque, axle_vehicle, aconst[0]) \
-        if sampling else 0.0
+    # with new inputs; taken when a sample needs it (most control steps are not followed
+    # by a sample before the next)
+    traction = 0.0
+    traction_due = sampling
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
         # loop took (with new inputs: ``fresh``)
@@ -905,6 +907,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                              KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                      inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
+                if traction_due:
+                    traction = traction_total(body_force, axle_torque, axle_vehicle,
+                                              aconst[0])
+                    traction_due = False
                 r = _record_sample(samples, cstate, watch, j, 1.0, traction)
                 samples[r, 2] = s_dy[lay[1]]
             if located:
@@ -949,7 +955,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         cstate[0] += 1
         cstate[1] += 1
         if sampling and code == RESTARTED:  # new inputs (KEPT: none changed)
-            traction = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
+            traction_due = True
         if t >= t_end:  # a sample is due here: the run takes it, then the restart
             if code == RESTARTED:
                 cstate[3] = 2
@@ -961,6 +967,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             for i in range(lay[6]):
                 frozen[i] = has_friction[i] and direction[i] != 0.0
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
+            if traction_due:
+                traction = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
+                traction_due = False
             r = _record_sample(samples, cstate, watch, steps, 0.0, traction)
             if fresh:  # the restart's derivative, taken next at the same state and inputs
                 pending = r
