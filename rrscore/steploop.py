@@ -327,12 +327,14 @@ def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
     """Whether an entry of the first ``n`` fell through zero or, for the slack edges
     (entries ``both_from`` to ``both_to``), rose through it: as
     :func:`rrscore.integrator._any_crossing`."""
+    # ors over every entry, no early exit nor range check per entry: vectorised (most
+    # steps cross nothing, so every entry is looked at anyway)
+    hit = 0
     for i in range(n):
-        if g0[i] > 0.0 and g1[i] < 0.0:
-            return True
-        if both_from <= i < both_to and g0[i] < 0.0 and g1[i] > 0.0:
-            return True
-    return False
+        hit |= np.int64(g0[i] > 0.0) & np.int64(g1[i] < 0.0)
+    for i in range(max(both_from, 0), min(both_to, n)):
+        hit |= np.int64(g0[i] < 0.0) & np.int64(g1[i] > 0.0)
+    return hit != 0
 
 
 # ------------------------------------------------------------------- the loop

@@ -297,3 +297,22 @@ def test_a_loop_that_fills_its_buffer_goes_on_as_the_python_path_does(monkeypatc
     assert fast.summary["events"] == ref.summary["events"]
     for col in ("position_m", "front_m", "rear_m"):
         np.testing.assert_array_equal(fast.series[col], ref.series[col], err_msg=col)
+
+
+def test_a_crossing_is_a_fall_through_zero_or_a_rise_through_it_among_the_slack_edges():
+    # the loop's check after each step against numpy's, on values with zeros among them
+    # (a value on zero has not crossed) and NaNs (no crossing either)
+    from rrscore.steploop import _crossing
+
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(0, 40))
+        g0, g1 = (rng.choice([-1.0, 0.0, 1.0, np.nan], size=n, p=[0.3, 0.1, 0.55, 0.05])
+                  for _ in range(2))
+        lo, hi = sorted(int(v) for v in rng.integers(-2, n + 3, size=2))
+        m = int(rng.integers(0, n + 1))
+        edges = np.zeros(m, dtype=bool)
+        edges[max(lo, 0):max(min(hi, m), 0)] = True
+        falls = (g0[:m] > 0) & (g1[:m] < 0)
+        rises = (g0[:m] < 0) & (g1[:m] > 0) & edges
+        assert _crossing(g0, g1, m, lo, hi) == bool((falls | rises).any())
