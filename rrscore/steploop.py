@@ -456,7 +456,7 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
 
 @njit(cache=True)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
-          formed, controlled, ks, ref, mag0, cf, counts):  # pragma: no cover (compiled)
+          formed, controlled, ks, ref, mag0, cf, counts, y1):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
     :meth:`rrscore.solvers._Adaptive._step` takes it (stages into ``ks``; ``cf`` left
     at the coupler forces of the new state); the inner stages' states only on the
@@ -468,7 +468,8 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to. ``R``:
     the right-hand side's arguments but the state, then room for its intermediates
     (:func:`rhs_work`), for the error estimate and for a stage's state (each as long as
-    ``y``)."""
+    ``y``). ``y1``: where the step's end is written (as long as ``y``, not ``y``
+    itself; its entries are all written), returned as ``y1``."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction, work, err, state = R
     _reference(y, ref, lay, weights)
@@ -494,7 +495,6 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
                  vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
-        y1 = np.empty(y.size)
         if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
             return False, t, y, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
@@ -746,6 +746,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
          direction, work, np.zeros(n), np.empty(n))
     c_work = np.empty((CONTROL_WORK_ROWS, max(lay[6], 1)))
+    ends = np.empty((2, n))  # the ends of a step taken again to end on a slack edge
     sx = lay[0]
     nominal = ctable[0]
     cf = np.empty(max(nc, 0))
@@ -815,9 +816,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             if slack_to > slack_from:  # a step about to meet a slack edge ends just past it
                 t_bound = kink_bound(t, t_target, h_next, max_step, y, f, g0, slack_from, nk,
                                      sx, lay[1], nominal, kinks)
+            # the step's end straight into the buffer's next row
             ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
                                               rtol, weights, R, live, formed, controlled,
-                                              ks, ref, mag0, cf, tmp)
+                                              ks, ref, mag0, cf, tmp, Y[steps + 1])
             if not ok:
                 status = PYTHON
                 break
@@ -825,6 +827,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                          laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
             whole = True
             n_edges = 0
+            resteps = 0
             located = False
             if _crossing(g0, g1, ng, slack_from, slack_to):
                 located = True
@@ -841,11 +844,11 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 if t_star < t1 and not near_start and not near_end:  # the Python path)
                     # take it again, shorter, to end on the edge (as Integrator._step_to)
                     ta, ya, fa, ha = t, y, f, h_new
-                    while ta < t_star:
+                    while ta < t_star:  # (the ends in turn in the two rows of ``ends``)
                         ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
                                                        rtol, weights, R, live,
                                                        formed, controlled, ks2, ref, mag0, cf,
-                                                       tmp)
+                                                       tmp, ends[resteps % 2])
                         if not ok:
                             break
                         resteps += 1
@@ -884,7 +887,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             h_next = h_new
             steps += 1
             T[steps] = t1
-            copy_into(Y[steps], y1)
+            if resteps:  # (else the step's end is there already)
+                copy_into(Y[steps], y1)
             copy_into(F[steps], f1)
             f0 = f1
             cstate[3] = 0  # a step taken since the loop's last restart
