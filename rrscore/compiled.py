@@ -188,7 +188,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
 
     It allocates nothing, so it is compiled without numba's reference counting
     (``_nrt=False``): a call then takes no atomic increment and decrement of each of its
-    array arguments. A step calls it seven times.
+    array arguments. A step calls it six times (its stages after the first).
     """
     # Three passes: the knot intervals of each vehicle's ends (those it stood in before,
     # as a rule: range checks, no walk), the route under it in a loop without branches,

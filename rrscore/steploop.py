@@ -350,7 +350,7 @@ def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
-def _all_finite(row, ranges):  # pragma: no cover (compiled)
+def _finite_in(row, ranges):  # pragma: no cover (compiled)
     """Whether the entries of ``row`` in the ranges (rows ``start, stop``) are finite: an
     or over all of them, with no early exit, so that the compiler vectorises it."""
     bad = 0
@@ -374,7 +374,7 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
     Entry by entry, each sum whole in a register (``0 + a0 k0 + a1 k1 + ...``, added
     in the order the solver adds the rows), with a loop for each count of stages: so
     the compiler vectorises each, where a loop over the stages inside did not."""
-    if not _all_finite(ks[m - 1], live):
+    if not _finite_in(ks[m - 1], live):
         return False
     a0, a1, a2, a3, a4, a5 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5]
     bad = 0
@@ -501,7 +501,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
              air, bodies, held, frozen, direction, NO_WHEELS, work)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
-        if not _all_finite(ks[6], formed):
+        if not _finite_in(ks[6], formed):
             return False, t, y, h_next, h
         _reference(y1, ref, lay, weights)
         finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled, err)
@@ -840,7 +840,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                           nominal, kinks)
                 near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
                 near_end = t1 - t_star <= KINK_END * (t1 - t)  # the step stands
-                resteps = 0  # solver steps taken again (the crossing one counts too, as on
+                # ``resteps``: solver steps taken again (the crossing one counts too, as on
                 if t_star < t1 and not near_start and not near_end:  # the Python path)
                     # take it again, shorter, to end on the edge (as Integrator._step_to)
                     ta, ya, fa, ha = t, y, f, h_new
