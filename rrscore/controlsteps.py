@@ -336,8 +336,9 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     for b in range(nb):
         n, k, nf = clay[b, _N], clay[b, _K], clay[b, _NF]
         fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
-        q_a = cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)].reshape((n, k + 1))
-        q_r = cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)].reshape((n, k + 1))
+        flat_a = cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)]
+        flat_r = cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)]
+        q_a, q_r = flat_a.reshape((n, k + 1)), flat_r.reshape((n, k + 1))
         x = work[0, :n]
         v = work[1, :n]
         for i in range(n):
@@ -357,8 +358,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         # newly driven or braked, or no longer (the loaded axles change: their rows, the
         # slip margins' laws; the Python path rebuilds them). Or-ed over every entry, with
         # no early exit, so that the compiler vectorises the loops.
-        if _refused(cbuf[clay[b, _QA]:clay[b, _QA] + n * (k + 1)],
-                    cbuf[clay[b, _QR]:clay[b, _QR] + n * (k + 1)]) or _axles_change(
+        if _refused(flat_a, flat_r) or _axles_change(
                 q_a, q_r, cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n],
                 cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k], rolling, torque, axle_brake):
             copy_into(cbuf, save)

@@ -114,10 +114,14 @@ def loaded_rows_into(rows, rolling, torque, brake, vehicle, radius, mass_equiv, 
                      normal):  # pragma: no cover (compiled)
     """The rows of :attr:`Wheelsets.loaded_rows` written into ``rows`` (a column per
     loaded axle): one pass at each change of inputs, where numpy took a dozen small
-    calls."""
+    calls. Returns how many loaded axles it found; it writes no more columns than
+    ``rows`` has (compiled without bounds checks, a wrong count would write past them)."""
     i = 0
     for j in range(rolling.size):
         if rolling[j] and (torque[j] != 0.0 or brake[j] != 0.0):
+            if i >= rows.shape[1]:  # (the control steps hand back before: never here)
+                i += 1
+                continue
             rows[0, i] = j
             rows[1, i] = vehicle[j]
             rows[2, i] = torque[j]
@@ -127,6 +131,7 @@ def loaded_rows_into(rows, rolling, torque, brake, vehicle, radius, mass_equiv, 
             rows[6, i] = rail[j]
             rows[7, i] = normal[j]
             i += 1
+    return i
 
 
 class Wheelsets(Component):

@@ -28,3 +28,10 @@ def test_loaded_rows_are_the_rolling_axles_with_torque_or_brake_in_axle_order(n,
     into = np.full((8, k.size), 5.0)
     loaded_rows_into(into, rolling, torque, brake, vehicle, radius, mass_equiv, rail, normal)
     np.testing.assert_array_equal(into, expected)
+    # room for fewer columns than loaded axles (which the control steps never give it):
+    # the count, and nothing written past the room
+    if k.size:
+        room = np.full((8, k.size + 1), 5.0)
+        assert loaded_rows_into(room[:, :k.size - 1], rolling, torque, brake, vehicle, radius,
+                                mass_equiv, rail, normal) == k.size
+        np.testing.assert_array_equal(room[:, k.size - 1:], 5.0)
