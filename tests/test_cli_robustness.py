@@ -30,10 +30,11 @@ def start_drive(out: Path, *extra: str) -> subprocess.Popen:
         stdin=subprocess.DEVNULL)
 
 
-def wait_for_rows(out: Path, rows: int = 50, limit: float = 120.0) -> None:
-    """Until timeseries.csv holds ``rows`` lines (a poll with a generous limit: the test
-    measures no speed)."""
-    path = out / "timeseries.csv"
+def wait_for_rows(out: Path, rows: int = 50, limit: float = 120.0,
+                  name: str = "timeseries.csv") -> None:
+    """Until the output ``name`` holds ``rows`` lines (a poll with a generous limit: the
+    test measures no speed)."""
+    path = out / name
     end = time.monotonic() + limit
     while time.monotonic() < end:
         if path.is_file() and path.read_bytes().count(b"\n") > rows:
@@ -77,6 +78,9 @@ def test_a_signal_ends_the_drive_keeping_whole_csvs_and_a_whole_summary(tmp_path
 def test_a_killed_drive_leaves_csvs_whose_every_line_parses(tmp_path):
     proc = start_drive(tmp_path / "out")
     wait_for_rows(tmp_path / "out", rows=400)
+    # each file hands its rows on in batches of its own (a second's, or 4,096 rows): a
+    # fast drive may show 400 samples before the coupler forces' first batch
+    wait_for_rows(tmp_path / "out", rows=20, name="coupler_forces.csv")
     proc.kill()
     proc.communicate(timeout=60)
     assert_every_csv_line_parses(tmp_path / "out")
