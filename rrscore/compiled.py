@@ -194,34 +194,41 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     # as a rule: range checks, no walk), the route under it in a loop without branches,
     # then the forces in plain loops the compiler vectorises. The arithmetic of each
     # entry is as one pass would do it, in the same order. (error_model numpy: no
-    # division here can be by zero, and the checks would keep the loops scalar.)
+    # division here can be by zero, and the checks would keep the loops scalar.) Every
+    # loop runs over views from 0: an index such as ``sx + i`` might be negative to
+    # numba, whose wraparound check then keeps the loop scalar (five times slower).
     sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
         idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
     n = static.shape[1]
     grade, curve, force, resist, speed = (work[0, :n], work[1, :n], work[2, :n],
                                           work[3, :n], work[4, :n])
     c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
+    xs, half = y[sx:sx + n], static[0]
     for i in range(n):
-        x = y[sx + i]
-        front, rear = x + static[0, i], x - static[0, i]
+        x = xs[i]
+        front, rear = x + half[i], x - half[i]
         if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
             _end_piece(front, knots, tables, c, i, FRONT)
         if not c[7, i] <= rear < c[8, i]:
             _end_piece(rear, knots, tables, c, i, REAR)
+    f_start, f_slope, f_value, f_curve_slope, f_curve = c[2], c[3], c[4], c[5], c[6]
+    r_start, r_slope, r_value, r_curve_slope, r_curve = c[9], c[10], c[11], c[12], c[13]
     for i in range(n):
-        x, h = y[sx + i], static[0, i]
+        x, h = xs[i], half[i]
         front, rear = x + h, x - h
-        grade[i] = ((c[3, i] * (front - c[2, i]) + c[4, i])
-                    - (c[10, i] * (rear - c[9, i]) + c[11, i])) / (2.0 * h)
-        curve[i] = ((c[5, i] * (front - c[2, i]) + c[6, i])
-                    - (c[12, i] * (rear - c[9, i]) + c[13, i])) / (2.0 * h)
+        grade[i] = ((f_slope[i] * (front - f_start[i]) + f_value[i])
+                    - (r_slope[i] * (rear - r_start[i]) + r_value[i])) / (2.0 * h)
+        curve[i] = ((f_curve_slope[i] * (front - f_start[i]) + f_curve[i])
+                    - (r_curve_slope[i] * (rear - r_start[i]) + r_curve[i])) / (2.0 * h)
+    # the couplers' pull on each vehicle: 0 - cf[i] + cf[i - 1], where they are
+    m = max(n - 1, 0)
+    behind, ahead = force[:m], force[1:1 + m]
     for i in range(n):
-        f = 0.0
-        if i < n - 1:
-            f -= cf[i]
-        if i > 0:
-            f += cf[i - 1]
-        force[i] = f
+        force[i] = 0.0
+    for i in range(m):
+        behind[i] -= cf[i]
+    for i in range(m):
+        ahead[i] += cf[i]
     v = y[sv:sv + n]
     weight, weight_kn, c1, c2 = static[1], static[2], static[3], static[4]
     force_held, resist_c0, resist_held = held[0], held[1], held[2]
@@ -256,8 +263,10 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
             e_air[i] = air * v[i]
     else:
         e_air[:] = 0.0
+    xdot, vdot = dy[sx:sx + n], dy[sv:sv + n]
     for i in range(n):
-        dy[sx + i] = v[i]
+        xdot[i] = v[i]
+    for i in range(n):
         e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
     if rigid:
         # as rrscore.bodies.rigid_net and rigid_coupler_forces: the couplers carry what
@@ -284,7 +293,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
         a = total_net / total_mass
         carried = 0.0
         for i in range(n):
-            dy[sv + i] = a
+            vdot[i] = a
             carried += force[i] - held[4, i] * a
             if i < n - 1:
                 cf[i] = carried
@@ -294,15 +303,12 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
             # Coulomb: against the held direction, or holding a standing vehicle
             d = direction[i] if frozen[i] else v[i]
             fi, ri = force[i], resist[i]
-            if d > 0.0:
-                net = fi - ri
-            elif d < 0.0:
-                net = fi + ri
-            else:
-                net = fi - min(max(fi, -ri), ri)
-            dy[sv + i] = net * inv_mass[i]
-    for i in range(n - 1):
-        dy[coupler_energy + i] = cf[i] * (y[sv + i] - y[sv + i + 1])
+            net = fi - ri if d > 0.0 else (fi + ri if d < 0.0 else
+                                           fi - min(max(fi, -ri), ri))
+            vdot[i] = net * inv_mass[i]
+    e_coupler, v_ahead, v_behind = dy[coupler_energy:coupler_energy + m], v[:m], v[1:1 + m]
+    for i in range(m):
+        e_coupler[i] = cf[i] * (v_ahead[i] - v_behind[i])
     # every axle rolls here: its spin and angle are read off the body after each step
     # (rrscore.wheelsets.fill_rolling), not integrated
     dy[sphi:sphi + na] = 0.0

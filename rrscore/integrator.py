@@ -86,18 +86,24 @@ def kink_bound(t, t_bound, h, max_step, y, f, side, first, nk, sx, sv, nominal,
     best = np.inf
     # coupling by coupling, its edges inside (no division of a flat index: it ran at
     # every step, for every edge)
-    for i in range(kinks.shape[0]):
-        d = y[sx + i] - y[sx + i + 1] - nominal[i]
+    nc = kinks.shape[0]
+    # over views from 0 (an offset index keeps numba's wraparound check in the loop)
+    x_ahead, x_behind = y[sx:sx + nc], y[sx + 1:sx + 1 + nc]
+    v_ahead, v_behind = y[sv:sv + nc], y[sv + 1:sv + 1 + nc]
+    a_ahead, a_behind = f[sv:sv + nc], f[sv + 1:sv + 1 + nc]
+    sides = side[first:first + nc * nk]
+    for i in range(nc):
+        d = x_ahead[i] - x_behind[i] - nominal[i]
         for k in range(nk):
-            g = side[first + i * nk + k]
+            g = sides[i * nk + k]
             if not (g > 0.0 or g < 0.0):
                 continue
             positive = g > 0.0
             a0 = d - kinks[i, k]
             if (a0 > 0.0) != positive or not np.isfinite(a0):
                 continue  # on the surface (an edge just reached), or no edge here
-            a1 = y[sv + i] - y[sv + i + 1]
-            a2 = 0.5 * (f[sv + i] - f[sv + i + 1])
+            a1 = v_ahead[i] - v_behind[i]
+            a2 = 0.5 * (a_ahead[i] - a_behind[i])
             if (a0 + horizon * (a1 + horizon * a2) > 0.0) == positive:
                 continue
             lo, hi = 0.0, horizon

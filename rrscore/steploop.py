@@ -211,15 +211,20 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (co
     if rigid:  # nothing deflects; the body pass fills in the forces
         for i in range(nc):
             cf[i] = 0.0
-        for i in range(z0, z0 + zk * nc):
-            dy[i] = 0.0
+        dz = dy[z0:z0 + zk * nc]
+        for i in range(dz.size):
+            dz[i] = 0.0
         return
     nominal = ctable[0]
     d = work[W_D, :nc]
     d_dot = work[W_D_DOT, :nc]
+    # over views from 0 (an offset index keeps a loop scalar: see body_rates)
+    x_ahead, x_behind = y[sx:sx + nc], y[sx + 1:sx + 1 + nc]
+    v_ahead, v_behind = y[sv:sv + nc], y[sv + 1:sv + 1 + nc]
     for i in range(nc):
-        d[i] = y[sx + i] - y[sx + i + 1] - nominal[i]
-        d_dot[i] = y[sv + i] - y[sv + i + 1]
+        d[i] = x_ahead[i] - x_behind[i] - nominal[i]
+    for i in range(nc):
+        d_dot[i] = v_ahead[i] - v_behind[i]
     z = np.ascontiguousarray(y[z0:z0 + zk * nc]).reshape((zk, nc))
     dz = dy[z0:z0 + zk * nc].reshape((zk, nc))
     kern.coupler(d, d_dot, z, ctable[1:], cf, dz)
@@ -291,8 +296,9 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     sx, sv, nc, nv = lay[0], lay[1], lay[2], lay[6]
     # standstill: always written (1 where no friction holds a vehicle), so the entries
     # stay in place as the held vehicles change
+    v = y[sv:sv + nv]
     for i in range(nv):
-        g[i] = y[sv + i] * direction[i] if frozen[i] else 1.0
+        g[i] = v[i] * direction[i] if frozen[i] else 1.0
     n = nv
     if lay[7]:  # slip margins: 1 for every axle, margin_one for the loaded ones
         na = lay[8]
@@ -310,14 +316,17 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]
         nk = kinks.shape[1]
+        x_ahead, x_behind = y[sx:sx + nc], y[sx + 1:sx + 1 + nc]
+        edges = g[n:n + nc * nk]
         for i in range(nc):
-            d = y[sx + i] - y[sx + i + 1] - nominal[i]
+            d = x_ahead[i] - x_behind[i] - nominal[i]
             for j in range(nk):
-                g[n + i * nk + j] = d - kinks[i, j]
+                edges[i * nk + j] = d - kinks[i, j]
         n += nc * nk
     if lay[10]:  # break margins
+        margins = g[n:n + nc]
         for i in range(nc):
-            g[n + i] = break_force[i] - cf[i] if coupler_watch[i] else 1.0
+            margins[i] = break_force[i] - cf[i] if coupler_watch[i] else 1.0
         n += nc
     return n
 
@@ -332,8 +341,10 @@ def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
     hit = 0
     for i in range(n):
         hit |= np.int64(g0[i] > 0.0) & np.int64(g1[i] < 0.0)
-    for i in range(max(both_from, 0), min(both_to, n)):
-        hit |= np.int64(g0[i] < 0.0) & np.int64(g1[i] > 0.0)
+    lo = max(both_from, 0)
+    a, b = g0[lo:max(min(both_to, n), lo)], g1[lo:max(min(both_to, n), lo)]
+    for i in range(a.size):
+        hit |= np.int64(a[i] < 0.0) & np.int64(b[i] > 0.0)
     return hit != 0
 
 
@@ -345,8 +356,9 @@ def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
     loop, and a rolling axle's spin is not under error control)."""
     sv, nv = lay[1], lay[6]
     mean = dot(weights, y[sv:sv + nv])
+    out = ref[sv:sv + nv]
     for i in range(nv):
-        ref[sv + i] = mean
+        out[i] = mean
 
 
 @njit(cache=True, _nrt=False)
@@ -444,11 +456,11 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
             bad |= np.int64((e - e) != 0.0)
         if bad:
             return False, worst
+        at, rt, m0, yy, rr = atol[lo:hi], rtol[lo:hi], mag0[lo:hi], y1[lo:hi], ref1[lo:hi]
         for c in range(hi - lo):
             a = abs(err[c])
             if a > 0.0:
-                k = lo + c
-                ratio = a / (atol[k] + rtol[k] * max(mag0[k], abs(y1[k] - ref1[k])))
+                ratio = a / (at[c] + rt[c] * max(m0[c], abs(yy[c] - rr[c])))
                 if not ratio <= worst:  # NaN wins, as in numpy's max
                     worst = ratio
     return True, worst
@@ -474,8 +486,10 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         direction, work, err, state = R
     _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
-        for c in range(controlled[r, 0], controlled[r, 1]):
-            mag0[c] = abs(y[c] - ref[c])
+        lo, hi = controlled[r, 0], controlled[r, 1]
+        m0, yy, rr = mag0[lo:hi], y[lo:hi], ref[lo:hi]
+        for c in range(hi - lo):
+            m0[c] = abs(yy[c] - rr[c])
     exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
@@ -486,8 +500,10 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         if last:
             h = t_bound - t
         for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds, as f's)
-            for c in range(formed[r, 0], formed[r, 1]):
-                ks[0, c] = f[c]
+            lo, hi = formed[r, 0], formed[r, 1]
+            k0, ff = ks[0, lo:hi], f[lo:hi]
+            for c in range(hi - lo):
+                k0[c] = ff[c]
         for i in range(1, 6):
             if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, y, h_next, h
