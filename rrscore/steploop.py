@@ -556,8 +556,10 @@ def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
     off the bodies after: :func:`rrscore.wheelsets.fill_rolling`.)"""
     if t <= t0:
         for r in range(ranges.shape[0]):
-            for c in range(ranges[r, 0], ranges[r, 1]):
-                out[c] = y0[c]
+            lo, hi = ranges[r, 0], ranges[r, 1]
+            o, a0 = out[lo:hi], y0[lo:hi]  # views from 0: see _coupler_forces
+            for c in range(hi - lo):
+                o[c] = a0[c]
         return
     if whole:
         w = dp_dense_weights((t - t0) / h)
@@ -569,8 +571,9 @@ def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
                 row = ks[k, lo:hi]
                 for c in range(hi - lo):
                     acc[c] += a * row[c]
+            o, a0 = out[lo:hi], y0[lo:hi]
             for c in range(hi - lo):
-                out[lo + c] = y0[lo + c] + acc[c] * h
+                o[c] = a0[c] + acc[c] * h
         return
     hh = t1 - t0
     s = (t - t0) / hh
@@ -579,8 +582,10 @@ def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
     c2 = s * s * (3 - 2 * s)
     d = s * s * (s - 1) * hh
     for r in range(ranges.shape[0]):
-        for c in range(ranges[r, 0], ranges[r, 1]):
-            out[c] = a * y0[c] + b * f0[c] + c2 * y1[c] + d * f1[c]
+        lo, hi = ranges[r, 0], ranges[r, 1]
+        o, p0, q0, p1, q1 = out[lo:hi], y0[lo:hi], f0[lo:hi], y1[lo:hi], f1[lo:hi]
+        for c in range(hi - lo):
+            o[c] = a * p0[c] + b * q0[c] + c2 * p1[c] + d * q1[c]
 
 
 @njit(cache=True)

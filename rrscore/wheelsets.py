@@ -88,11 +88,23 @@ def fill_rolling(y0, y, axles, vehicle, inv_radius, sx, sv, sphi,
     body, a step (or part of one) on from ``y0``: ``omega = v / r``, and the angle at
     ``y0`` plus the distance run since over ``r`` (rolling without slip). ``sx``...
     ``somega``: where the blocks start."""
+    # over views from 0, and with every axle rolling (as a rule) a loop over the axles
+    # themselves: numba then checks fewer indices for wrapping around (see
+    # rrscore.compiled.body_rates)
+    na = vehicle.size
+    omega, phi, phi0 = y[somega:somega + na], y[sphi:sphi + na], y0[sphi:sphi + na]
+    x, x0, v = y[sx:], y0[sx:], y[sv:]
+    if axles.size == na:  # every axle: axles is 0, 1, ..., na - 1
+        for k in range(na):
+            i = vehicle[k]
+            omega[k] = v[i] * inv_radius[k]
+            phi[k] = phi0[k] + (x[i] - x0[i]) * inv_radius[k]
+        return
     for j in range(axles.size):
         k = axles[j]
         i = vehicle[k]
-        y[somega + k] = y[sv + i] * inv_radius[k]
-        y[sphi + k] = y0[sphi + k] + (y[sx + i] - y0[sx + i]) * inv_radius[k]
+        omega[k] = v[i] * inv_radius[k]
+        phi[k] = phi0[k] + (x[i] - x0[i]) * inv_radius[k]
 
 
 @njit(cache=True)
