@@ -285,6 +285,27 @@ def _psi(law, coef, speeds, values, v):  # pragma: no cover (compiled)
     return interp_one(speed, speeds, values)
 
 
+@njit(cache=True, _nrt=False)
+def _slip_margins(v, a, slip, slip_laws, laws_coef, laws_speeds, laws_values,
+                  out):  # pragma: no cover (compiled)
+    """The slip margins into ``out``: 1 for every axle, :func:`margin_one` for the loaded
+    ones (``slip``: their rows; ``v``, ``a``: the vehicles' speeds and accelerations).
+    Compiled without reference counting: each axle's law is read through three slices,
+    and their counts' atomic increments and decrements cost more than the margins did
+    where every axle is braked."""
+    for k in range(out.size):
+        out[k] = 1.0
+    for j in range(slip.shape[1]):
+        veh = int(slip[1, j])
+        speed = v[veh]
+        law = slip_laws[j]
+        size = int(laws_coef[law, 6])
+        psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
+                   laws_values[law, :size], speed)
+        out[int(slip[0, j])] = margin_one(speed, a[veh], psi, slip[6, j], slip[7, j],
+                                          slip[2, j], slip[3, j], slip[4, j], slip[5, j])
+
+
 @njit(cache=True)
 def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, laws_speeds,
             laws_values, kinks, ctable, break_force, coupler_watch):  # pragma: no cover
@@ -302,16 +323,8 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     n = nv
     if lay[7]:  # slip margins: 1 for every axle, margin_one for the loaded ones
         na = lay[8]
-        g[n:n + na] = 1.0
-        for j in range(slip.shape[1]):
-            veh = int(slip[1, j])
-            v = y[sv + veh]
-            law = slip_laws[j]
-            size = int(laws_coef[law, 6])
-            psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
-                       laws_values[law, :size], v)
-            g[n + int(slip[0, j])] = margin_one(v, f[sv + veh], psi, slip[6, j], slip[7, j],
-                                                slip[2, j], slip[3, j], slip[4, j], slip[5, j])
+        _slip_margins(y[sv:], f[sv:], slip, slip_laws, laws_coef, laws_speeds, laws_values,
+                      g[n:n + na])
         n += na
     if lay[9]:  # slack edges: deflection less each kink, per coupling
         nominal = ctable[0]
