@@ -94,13 +94,15 @@ def held_inputs_into(held, friction, work, body_force, body_resist, mass, equiv,
 
 @njit(cache=True)
 def _take_one(a, last, k):  # pragma: no cover (compiled)
-    changed = False
+    # over a view from 0, each entry written and the change or-ed, with no branch
+    part = last[k:k + a.size]
+    changed = 0
+    j = 0
     for x in a.flat:
-        if x != last[k]:  # NaN counts as changed, as in np.array_equal
-            last[k] = x
-            changed = True
-        k += 1
-    return changed, k
+        changed |= np.int64(not x == part[j])  # NaN counts as changed, as in np.array_equal
+        part[j] = x
+        j += 1
+    return changed != 0, k + a.size
 
 
 @njit(cache=True)

@@ -931,8 +931,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             copy_into(CF[steps - 1], cf)  # the coupler forces at the new state (its last)
             t = t1
             # as Bodies.commit: friction directions held from the new state
-            for i in range(lay[6]):
-                v = y1[lay[1] + i]
+            speeds = y1[lay[1]:lay[1] + lay[6]]  # a view from 0: see _coupler_forces
+            for i in range(speeds.size):
+                v = speeds[i]
                 direction[i] = 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
                 frozen[i] = has_friction[i] and direction[i] != 0.0
             # the sample times inside the step (before its end less 1e-12 s, as the run
