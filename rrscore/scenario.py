@@ -3,6 +3,7 @@ conditions and outputs; and checking any config file (``rrs validate``)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from .config import (
 )
 from .driver import ACTION_SCHEMA, Action, check_actions
 from .energy import FLOWS
-from .pluginmanager import Registry, load_registry
+from .pluginmanager import PATH_ENV, Registry, load_registry
 from .track import MAX_LENGTH, ROUTE_SCHEMA, Route
 from .train import TRAIN_SCHEMA, Train, resolve_train
 from .units import G
@@ -141,6 +142,13 @@ BRAKE_SIGNALS = ("brake_pipe_Pa", "brake_cylinder_Pa", "aux_reservoir_Pa",
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
+#: The registries of unpickled scenarios, by plugin directories and ``RRS_PLUGIN_PATH``: a
+#: sweep's worker receives a scenario with each case, and loading the plugins afresh for
+#: each took about an eighth of a short case's time. (Plugins keep no state between
+#: drives, so the cases of one process share a registry, as they do in the sweeping one.)
+_REGISTRIES: dict[tuple[tuple[str, ...], str], Registry] = {}
+
+
 @dataclass(frozen=True)
 class Scenario:
     """A checked scenario: an immutable description of a test drive.
@@ -164,9 +172,13 @@ class Scenario:
 
     @property
     def registry(self) -> Registry:
-        """The plugins this scenario was checked against (loaded again after unpickling)."""
+        """The plugins this scenario was checked against (after unpickling: loaded again,
+        once per process for the same plugin directories)."""
         if self._registry is None:
-            object.__setattr__(self, "_registry", load_registry(self.plugin_dirs))
+            key = (self.plugin_dirs, os.environ.get(PATH_ENV, ""))
+            if key not in _REGISTRIES:
+                _REGISTRIES[key] = load_registry(self.plugin_dirs)
+            object.__setattr__(self, "_registry", _REGISTRIES[key])
         return self._registry  # type: ignore[return-value]
 
     def __getstate__(self) -> dict[str, Any]:

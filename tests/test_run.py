@@ -11,6 +11,7 @@ import pytest
 from conftest import CONFIGS
 
 from rrscore import Drive, Run, load_scenario
+from rrscore import scenario as scenario_module
 
 FREIGHT = CONFIGS / "scenarios/freight_50.toml"
 SA3_RUNOUT = CONFIGS / "scenarios/runout_100.toml"
@@ -61,6 +62,28 @@ def test_scenario_pickled_to_a_child_process_gives_byte_identical_timeseries(tmp
     assert child.exitcode == 0
     here = (tmp_path / "here" / "timeseries.csv").read_bytes()
     assert here == (tmp_path / "there" / "timeseries.csv").read_bytes()
+
+
+def test_scenarios_unpickled_in_one_process_load_the_plugins_once(monkeypatch, tmp_path):
+    # a sweep's worker unpickles a scenario with every case: loading the plugins again for
+    # each cost an eighth of a short case
+    sc = _short(FREIGHT, 5.0)
+    loads = []
+    real = scenario_module.load_registry
+    monkeypatch.setattr(scenario_module, "load_registry",
+                        lambda dirs: loads.append(dirs) or real(dirs))
+    monkeypatch.setattr(scenario_module, "_REGISTRIES", {})
+    monkeypatch.delenv("RRS_PLUGIN_PATH", raising=False)
+    a, b = pickle.loads(pickle.dumps(sc)), pickle.loads(pickle.dumps(sc))
+    assert a.registry is b.registry and len(loads) == 1
+    there, here = Drive(a).run().series, Drive(sc).run().series
+    assert there.keys() == here.keys() and len(here["time_s"]) > 5
+    for k in here:
+        np.testing.assert_array_equal(there[k], here[k])
+    # another plugin path is another set of plugins: loaded afresh
+    monkeypatch.setenv("RRS_PLUGIN_PATH", str(tmp_path))
+    c = pickle.loads(pickle.dumps(sc))
+    assert c.registry is not a.registry and len(loads) == 2
 
 
 def test_snapshot_then_restore_reproduces_the_rest_of_the_drive_exactly():
