@@ -64,9 +64,8 @@ def _step_calls(n, t, y, f, h, R, atol, rtol, weights, live, formed, controlled,
     ok = True
     y1 = np.empty(y.size)
     for _ in range(n):  # always from the same state: every call the same step
-        ok, _, _, _, _ = steploop._step(t, y, f, h, t + 1e3, 1e9, atol, rtol, weights, R,
-                                        live, formed, controlled, ks, ref, mag0, cf, counts,
-                                        y1)
+        ok, _, _, _ = steploop._step(t, y, f, h, t + 1e3, 1e9, atol, rtol, weights, R,
+                                     live, formed, controlled, ks, ref, mag0, cf, counts, y1)
     return ok
 
 

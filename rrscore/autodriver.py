@@ -73,7 +73,7 @@ _DEADBAND = 0.01
 _CRAWL = 0.3
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _target_speed(front, rear, starts, ends, limits, margin, decel, cruise,
                   stop_at):  # pragma: no cover (compiled)
     """:meth:`AutoDriver.target_speed` in one pass over the route's sections (numpy took
@@ -105,7 +105,7 @@ DRIVER_STATE_SIZE = 7
 DRIVER_PARAMS_SIZE = 7
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def decide(t, front, rear, speed, s, p, sections):  # pragma: no cover (compiled)
     """:meth:`AutoDriver.update` without a timetable, for the compiled loop: the same
     decision in the same arithmetic, on the state ``s`` (written) with the settings
@@ -137,7 +137,7 @@ def decide(t, front, rear, speed, s, p, sections):  # pragma: no cover (compiled
     return _send(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), s)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _send(u, s):  # pragma: no cover (compiled)
     """:meth:`AutoDriver._send`'s decision: whether ``u`` goes out (into ``s``)."""
     c = s[D_COMMAND]
@@ -147,7 +147,7 @@ def _send(u, s):  # pragma: no cover (compiled)
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def levels(u):  # pragma: no cover (compiled)
     """The traction and brake levels of command ``u``, as Python's ``max(u, 0.0)`` and
     ``max(-u, 0.0)`` give them (a negative zero included)."""

@@ -212,7 +212,23 @@ def control_kernel_problems(model: VehicleModel) -> list[str]:
     return problems
 
 
-@njit(cache=True)
+# A control step is compiled without numba's reference counting (a function with it takes
+# an atomic increment and decrement of each of its thirty arrays, on entry and exit, and
+# of every view it takes); the calls of the plugins' kernels keep it (through their
+# function types they run ten times as slowly without), in these two.
+@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
+def _step_kernel(kern, b, t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
+    """Batch ``b``'s compiled ``step``: its status (0: done)."""
+    return kern.steps[b](t, dt, x, v, fields, q_a, q_r)
+
+
+@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
+def _set_kernel(kern, b, control, value, fields):  # pragma: no cover (compiled)
+    """Batch ``b``'s compiled ``control_kernel``: its status (0: done)."""
+    return kern.setters[b](control, value, fields)
+
+
+@njit(cache=True, _nrt=False)
 def _due(y, sx, sv, nv, watch):  # pragma: no cover (compiled)
     """Whether a stop condition or a driver's action that :meth:`Run.advance
     <rrscore.run.Run.advance>` checks may be due at the state ``y`` (a control time),
@@ -232,8 +248,8 @@ def _due(y, sx, sv, nv, watch):  # pragma: no cover (compiled)
         and top <= watch[W_STANDSTILL_SPEED]
 
 
-@njit(cache=True)
-def _drive(t, y, sx, sv, nv, setters, cbuf, clay, dstate, dparams, sections,
+@njit(cache=True, _nrt=False)
+def _drive(t, y, sx, sv, nv, kern, cbuf, clay, dstate, dparams, sections,
            watch):  # pragma: no cover (compiled)
     """The built-in driver's decision at ``(t, y)`` (:func:`rrscore.autodriver.decide`)
     and, where its command changed, the levels set on every batch that takes them,
@@ -254,7 +270,7 @@ def _drive(t, y, sx, sv, nv, setters, cbuf, clay, dstate, dparams, sections,
             n, nf = clay[b, _N], clay[b, _NF]
             fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
             if clay[b, _SETTER]:
-                if setters[b](control, value, fields) != 0:
+                if _set_kernel(kern, b, control, value, fields) != 0:
                     return -1
             else:  # set_control as the framework gives it: the attribute's row
                 row = clay[b, _T_ROW + 2 * which]
@@ -297,7 +313,7 @@ def _axles_change(q_a, q_r, sign, axles, rolling, torque, axle_brake):  # pragma
     return differ != 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
                  body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
                  rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
@@ -319,13 +335,12 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     if _due(y, sx, sv, nv, watch):
         return HANDED_BACK
     dt = watch[W_DT]
-    kernels = kern.steps
     dstate, dsave = driver[0], driver[1]
     copy_into(save, cbuf)  # to undo the kernels' writes where the step is handed back
     copy_into(dsave, dstate)
     acted = False
     if dstate[D_ON] != 0.0:
-        code = _drive(t, y, sx, sv, nv, kern.setters, cbuf, clay, dstate, driver[2],
+        code = _drive(t, y, sx, sv, nv, kern, cbuf, clay, dstate, driver[2],
                       sections, watch)
         if code < 0:
             copy_into(cbuf, save)
@@ -350,7 +365,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             if at >= 0:
                 for i in range(n):
                     fields[r, i] = y[at + i]
-        if kernels[b](t, dt, x, v, fields, q_a, q_r) != 0:
+        if _step_kernel(kern, b, t, dt, x, v, fields, q_a, q_r) != 0:
             copy_into(cbuf, save)
             copy_into(dstate, dsave)
             return HANDED_BACK

@@ -92,7 +92,7 @@ def held_inputs_into(held, friction, work, body_force, body_resist, mass, equiv,
     held_rows_into(held, friction, force, resist, mass_eff, c0, start0, rigid)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _take_one(a, last, k):  # pragma: no cover (compiled)
     # over a view from 0, each entry written and the change or-ed, with no branch
     part = last[k:k + a.size]
@@ -105,7 +105,7 @@ def _take_one(a, last, k):  # pragma: no cover (compiled)
     return changed != 0, k + a.size
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _take_changed(q_a, q_r, factor, last):  # pragma: no cover (compiled)
     """Whether a model's ``Q_a``, ``Q_r`` and ``adhesion_factor`` differ from ``last``
     (what it set at the last control step, end to end); ``last`` takes the new values."""
@@ -115,7 +115,7 @@ def _take_changed(q_a, q_r, factor, last):  # pragma: no cover (compiled)
     return a or b or c
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _place(q_a, q_r, factor, last, sign, veh, axles, body_force, body_resist, torque,
            brake_own, rail_factor, rail_condition):  # pragma: no cover (compiled)
     """:func:`_take_changed` and, where a model set something new, what it set placed

@@ -200,7 +200,18 @@ def _make_kernels(coupler, states, steps, setters):  # pragma: no cover (compile
 
 
 # ------------------------------------------------------------- right-hand side
-@njit(cache=True)
+# The right-hand side is compiled without numba's reference counting: a function with it
+# takes an atomic increment and decrement of every array it is given, on entry and exit,
+# which for the 27 arrays of a right-hand side cost about a fifth of one. Only the calls
+# of the plugins' kernels keep it (through their function types they run ten times as
+# slowly without), in small functions of their own given only what the kernel reads.
+@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
+def _coupler_kernel(kern, d, d_dot, z, params, cf, dz):  # pragma: no cover (compiled)
+    """The coupler model's ``force_kernel`` (see :data:`COUPLER_KERNEL`)."""
+    kern.coupler(d, d_dot, z, params, cf, dz)
+
+
+@njit(cache=True, _nrt=False)
 def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (compiled)
     """Coupler forces into ``cf`` and the coupler states' rates into ``dy`` (as
     :meth:`Couplings.force_and_rates <rrscore.couplers.Couplings.force_and_rates>`); the
@@ -225,12 +236,25 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (co
         d[i] = x_ahead[i] - x_behind[i] - nominal[i]
     for i in range(nc):
         d_dot[i] = v_ahead[i] - v_behind[i]
-    z = np.ascontiguousarray(y[z0:z0 + zk * nc]).reshape((zk, nc))
-    dz = dy[z0:z0 + zk * nc].reshape((zk, nc))
-    kern.coupler(d, d_dot, z, ctable[1:], cf, dz)
+    _coupler_kernel(kern, d, d_dot, y[z0:z0 + zk * nc].reshape((zk, nc)), ctable[1:], cf,
+                    dy[z0:z0 + zk * nc].reshape((zk, nc)))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
+def _vehicle_states(t, y, dy, kern, sv, vs_lay, vs_index, vs_sign, inputs,
+                    v_row):  # pragma: no cover (compiled)
+    """The vehicle plugins' compiled ``state_rates``, batch by batch, into ``dy``
+    (``v_row``: room for a batch's speeds)."""
+    for b in range(vs_lay.shape[0]):
+        first, count, row0, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 2], vs_lay[b, 3]
+        v = v_row[:count]
+        for j in range(count):
+            v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
+        s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
+        kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
+
+
+@njit(cache=True, _nrt=False)
 def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
          held, frozen, direction, wheels, work):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
@@ -238,18 +262,11 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air
     reservoirs (``air``: their states' indices and the rates), then the body pass.
     ``wheels`` false: the rolling wheels' rates (zeros) are not written (a step's stages
     leave them as the zeros its buffer holds). ``work``: the intermediates' rows
-    (:func:`rhs_work`), so that it allocates nothing. (It keeps numba's reference
-    counting, unlike the body pass and the stage sums: compiled without, its calls of the
-    plugins' kernels through their function types took ten times as long.)"""
+    (:func:`rhs_work`), so that it allocates nothing."""
     _coupler_forces(y, dy, cf, kern, lay, ctable, work)
-    sv = lay[1]
-    for b in range(vs_lay.shape[0]):
-        first, count, row0, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 2], vs_lay[b, 3]
-        v = work[W_V, :count]
-        for j in range(count):
-            v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
-        s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
-        kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
+    if vs_lay.shape[0]:
+        _vehicle_states(t, y, dy, kern, lay[1], vs_lay, vs_index, vs_sign, inputs,
+                        work[W_V])
     mr_index, mr_draw = air
     if mr_index.size:  # as numpy's dy[index] -= draw: read all, then write (the last wins)
         after = work[W_AFTER, :mr_index.size]
@@ -306,7 +323,7 @@ def _slip_margins(v, a, slip, slip_laws, laws_coef, laws_speeds, laws_values,
                                           slip[2, j], slip[3, j], slip[4, j], slip[5, j])
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, laws_speeds,
             laws_values, kinks, ctable, break_force, coupler_watch):  # pragma: no cover
     """The event functions the Python path watches in the common case, one after the
@@ -344,7 +361,7 @@ def _events(y, f, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef, law
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
     """Whether an entry of the first ``n`` fell through zero or, for the slack edges
     (entries ``both_from`` to ``both_to``), rose through it: as
@@ -362,7 +379,7 @@ def _crossing(g0, g1, n, both_from, both_to):  # pragma: no cover (compiled)
 
 
 # ------------------------------------------------------------------- the loop
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _reference(y, ref, lay, weights):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.reference <rrscore.dynamics.TrainDynamics.reference>` on the
     velocities, into ``ref`` (the spins' part is not needed: every axle rolls in the
@@ -479,7 +496,7 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
     return True, worst
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
           formed, controlled, ks, ref, mag0, cf, counts, y1):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
@@ -487,14 +504,16 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     at the coupler forces of the new state); the inner stages' states only on the
     entries ``live`` (:func:`_stage_live`), the step's end on the entries ``formed``
     (the wheels' read off the bodies), the error on the entries ``controlled``
-    (:func:`_error_ratio`). Returns ``(ok, t1, y1, h_next, h)`` (``h``
+    (:func:`_error_ratio`). Returns ``(ok, t1, h_next, h)`` (``h``
     the step's size, which the dense output takes: ``t1 - t`` may round); not ok
     where the Python path must take it (a stage not finite, the step size collapsing).
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to. ``R``:
     the right-hand side's arguments but the state, then room for its intermediates
     (:func:`rhs_work`), for the error estimate and for a stage's state (each as long as
     ``y``). ``y1``: where the step's end is written (as long as ``y``, not ``y``
-    itself; its entries are all written), returned as ``y1``."""
+    itself; its entries are all written where the step is ok). Compiled without numba's
+    reference counting, as the right-hand side (see :func:`_rhs`), so it returns no
+    array (the caller would let go of one it was never given)."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction, work, err, state = R
     _reference(y, ref, lay, weights)
@@ -519,23 +538,23 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
                 k0[c] = ff[c]
         for i in range(1, 6):
             if not _stage_live(y, h, _A[i], ks, i, live, state):
-                return False, t, y, h_next, h
+                return False, t, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
                  vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
         if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
-            return False, t, y, h_next, h
+            return False, t, h_next, h
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction, NO_WHEELS, work)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
         if not _finite_in(ks[6], formed):
-            return False, t, y, h_next, h
+            return False, t, h_next, h
         _reference(y1, ref, lay, weights)
         finite, norm = _error_ratio(h, ks, atol, rtol, mag0, y1, ref, controlled, err)
         if not finite:
-            return False, t, y, h_next, h
+            return False, t, h_next, h
         if norm <= 1.0:
             # the rolling axles' spins and angles: read off the bodies, not integrated
             # (as the integrator fills them after each step of the Python path)
@@ -547,13 +566,13 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
                 if rejected:
                     factor = min(factor, 1.0)
                 h_next = min(h * factor, max_step)
-            return True, (t_bound if last else t + h), y1, h_next, h
+            return True, (t_bound if last else t + h), h_next, h
         factor = max(0.2, 0.9 * norm ** exponent)
         counts[1] += 1
         rejected = True
         h *= factor
         if h < MIN_STEP * max(1.0, abs(t)):
-            return False, t, y, h_next, h
+            return False, t, h_next, h
 
 
 @njit(cache=True)
@@ -851,9 +870,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 t_bound = kink_bound(t, t_target, h_next, max_step, y, f, g0, slack_from, nk,
                                      sx, lay[1], nominal, kinks)
             # the step's end straight into the buffer's next row
-            ok, t1, y1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
-                                              rtol, weights, R, live, formed, controlled,
-                                              ks, ref, mag0, cf, tmp, Y[steps + 1])
+            y1 = Y[steps + 1]
+            ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol, rtol,
+                                          weights, R, live, formed, controlled, ks, ref, mag0,
+                                          cf, tmp, y1)
             if not ok:
                 status = PYTHON
                 break
@@ -879,10 +899,10 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                     # take it again, shorter, to end on the edge (as Integrator._step_to)
                     ta, ya, fa, ha = t, y, f, h_new
                     while ta < t_star:  # (the ends in turn in the two rows of ``ends``)
-                        ok, tb, yb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol,
-                                                       rtol, weights, R, live,
-                                                       formed, controlled, ks2, ref, mag0, cf,
-                                                       tmp, ends[resteps % 2])
+                        yb = ends[resteps % 2]
+                        ok, tb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol, rtol,
+                                                   weights, R, live, formed, controlled, ks2,
+                                                   ref, mag0, cf, tmp, yb)
                         if not ok:
                             break
                         resteps += 1

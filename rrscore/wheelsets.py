@@ -81,7 +81,7 @@ def _margins(na, k, v, a, psi, rail, normal, torque, brake_max, r,
     return g
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def fill_rolling(y0, y, axles, vehicle, inv_radius, sx, sv, sphi,
                  somega):  # pragma: no cover (compiled)
     """The spin and angle of each rolling axle in ``axles`` written into ``y`` from its
