@@ -142,10 +142,10 @@ BRAKE_SIGNALS = ("brake_pipe_Pa", "brake_cylinder_Pa", "aux_reservoir_Pa",
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
-#: The registries of unpickled scenarios, by plugin directories and ``RRS_PLUGIN_PATH``: a
-#: sweep's worker receives a scenario with each case, and loading the plugins afresh for
-#: each took about an eighth of a short case's time. (Plugins keep no state between
-#: drives, so the cases of one process share a registry, as they do in the sweeping one.)
+#: The registries of unpickled scenarios, by plugin directories and ``RRS_PLUGIN_PATH``:
+#: loading the plugins afresh for each took about an eighth of a short sweep case's time
+#: where every case came with its own copy of the scenario. (Plugins keep no state
+#: between drives, so the scenarios of one process share a registry.)
 _REGISTRIES: dict[tuple[tuple[str, ...], str], Registry] = {}
 
 

@@ -93,10 +93,6 @@ def _case_row(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[s
     return row
 
 
-def _run_case_args(args: tuple) -> dict[str, Any]:
-    return run_case(*args)
-
-
 #: What a local pool's worker runs its cases on: the scenario and the summary columns,
 #: given once when the worker starts (a forked worker inherits them; a fresh one gets
 #: them pickled once), so that a case sends only its values. With the scenario sent
@@ -277,8 +273,9 @@ class Sweep:
             raise RrsError(f"output directory {out_dir}: exists and is not a directory")
         cases = self.cases()
         width = max(4, len(str(len(cases) - 1)))
-        tasks = [(self.scenario, values, self.columns,
-                  str((out_dir / "runs" / f"case_{i:0{width}d}").resolve())
+        # each case's values and where its outputs go; the scenario and the columns,
+        # which every case shares, go to the runners once
+        tasks = [(values, str((out_dir / "runs" / f"case_{i:0{width}d}").resolve())
                   if save_runs and out_dir is not None else None)
                  for i, values in enumerate(cases)]
         if scheduler is not None:
@@ -310,12 +307,12 @@ class Sweep:
         interrupted = False
         try:
             if scheduler is not None:
-                _run_dask(scheduler, tasks, collect)
+                _run_dask(scheduler, self.scenario, self.columns, tasks, collect)
             elif workers > 1:
-                _run_pool(workers, tasks, collect)
+                _run_pool(workers, self.scenario, self.columns, tasks, collect)
             else:
-                for i, task in enumerate(tasks):
-                    collect(i, run_case(*task))
+                for i, (values, case_out) in enumerate(tasks):
+                    collect(i, run_case(self.scenario, values, self.columns, case_out))
         except KeyboardInterrupt:
             interrupted = True
             for i in sorted(pending):  # finished, but behind an unfinished case
@@ -360,12 +357,10 @@ def _fork_is_safe() -> bool:
     return not any(name in sys.modules for name in _GUI_TOOLKITS)
 
 
-def _run_pool(workers: int, tasks: list[tuple], collect: Callable) -> None:
+def _run_pool(workers: int, scenario: Scenario, columns: Sequence[str],
+              tasks: list[tuple[Mapping[str, Any], str | None]], collect: Callable) -> None:
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    if not tasks:
-        return
-    scenario, _, columns, _ = tasks[0]  # (every case of a sweep shares these)
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
                              initializer=_start_pool_worker,
                              initargs=(scenario, columns)) as pool, \
@@ -374,7 +369,8 @@ def _run_pool(workers: int, tasks: list[tuple], collect: Callable) -> None:
         # forks only with BLAS's idle pool besides this one
         warnings.filterwarnings("ignore", "This process .* is multi-threaded",
                                 DeprecationWarning)
-        futures = {pool.submit(_run_pool_case, t[1], t[3]): i for i, t in enumerate(tasks)}
+        futures = {pool.submit(_run_pool_case, values, case_out): i
+                   for i, (values, case_out) in enumerate(tasks)}
         try:
             for f in as_completed(futures):
                 collect(futures[f], f.result())
@@ -394,7 +390,8 @@ def _dask() -> Any:
     return dask.distributed
 
 
-def _run_dask(scheduler: Any, tasks: list[tuple], collect: Callable) -> None:
+def _run_dask(scheduler: Any, scenario: Scenario, columns: Sequence[str],
+              tasks: list[tuple[Mapping[str, Any], str | None]], collect: Callable) -> None:
     distributed = _dask()
     Client, as_completed = distributed.Client, distributed.as_completed
     own = not isinstance(scheduler, Client)
@@ -407,7 +404,10 @@ def _run_dask(scheduler: Any, tasks: list[tuple], collect: Callable) -> None:
     else:
         client = scheduler
     try:
-        futures = client.map(_run_case_args, tasks, pure=False)
+        # the scenario sent to the workers once, each case with only its values
+        shared = client.scatter(scenario, broadcast=True)
+        futures = client.map(run_case, [shared] * len(tasks), [v for v, _ in tasks],
+                             [list(columns)] * len(tasks), [o for _, o in tasks], pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         try:
             for f in as_completed(futures):
