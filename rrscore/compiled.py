@@ -160,6 +160,21 @@ def _end_piece(xq, knots, tables, cache, i, rows):  # pragma: no cover (compiled
     cache[rows + 6, i] = tables[1, j] if inside else tables[1, end]
 
 
+@njit(cache=True, _nrt=False)
+def coulomb_share(d, force, resist):  # pragma: no cover (compiled)
+    """How much of a rigid train's summed resistance ``resist`` opposes its summed force
+    ``force`` (the Coulomb rule on the sums, see :func:`rrscore.bodies.rigid_net`):
+    all of it against the motion ``d`` (a direction or a speed), and standing, what
+    holds the force, up to all of it."""
+    if d > 0.0:
+        return 1.0
+    if d < 0.0:
+        return -1.0
+    if resist > 0.0:
+        return min(max(force / resist, -1.0), 1.0)
+    return 0.0
+
+
 #: Rows of the ``work`` array :func:`body_rates` takes.
 BODY_WORK_ROWS = 5
 
@@ -277,15 +292,8 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
             total_force += force[i]
             total_resist += resist[i]
             total_mass += held[4, i]
-        d = direction[0] if frozen[0] else y[sv]
-        if d > 0.0:
-            share = 1.0
-        elif d < 0.0:
-            share = -1.0
-        elif total_resist > 0.0:
-            share = min(max(total_force / total_resist, -1.0), 1.0)
-        else:
-            share = 0.0
+        share = coulomb_share(direction[0] if frozen[0] else y[sv], total_force,
+                              total_resist)
         total_net = 0.0
         for i in range(n):
             force[i] -= resist[i] * share  # now each vehicle's net force

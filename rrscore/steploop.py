@@ -80,6 +80,7 @@ from .integrator import (
     illinois_update,
     kink_bound,
 )
+from .rigidbody import RigidBody, held_sums, rigid_fill, rigid_rates
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -127,6 +128,12 @@ _SET_FN = types.FunctionType(SET_KERNEL)
 _A = np.zeros((7, 6))
 for _i, _row in enumerate(_DP_A):
     _A[_i, :_row.size] = _row
+
+# The same with the step's end as row 6 (its weights), and each stage's time (a fraction
+# of the step), for the one body of a rigid train (_rigid_step)
+_STAGES = _A.copy()
+_STAGES[6, :6] = _DP_B[:6]
+_STAGE_T = np.append(np.asarray(_DP_C, dtype=float)[:6], 1.0)
 
 # Arguments passed as numpy scalars, not literals: numba compiles a function once for
 # each literal argument (``True``, ``0``) it meets and again for a typed one, and a second
@@ -497,6 +504,13 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
 
 
 @njit(cache=True, _nrt=False)
+def _step_factor(norm, rejected):  # pragma: no cover (compiled)
+    """The factor on an accepted step's size for the next (as the solver sets it)."""
+    factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** (-1.0 / 5.0))
+    return min(factor, 1.0) if rejected else factor
+
+
+@njit(cache=True, _nrt=False)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
           formed, controlled, ks, ref, mag0, cf, counts, y1):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
@@ -562,15 +576,112 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             fill_rolling(y, y1, axles, axle_vehicle, inv_radius, idx[0], idx[1], idx[2],
                          idx[3])
             if not last:
-                factor = 5.0 if norm == 0 else min(5.0, 0.9 * norm ** exponent)
-                if rejected:
-                    factor = min(factor, 1.0)
-                h_next = min(h * factor, max_step)
+                h_next = min(h * _step_factor(norm, rejected), max_step)
             return True, (t_bound if last else t + h), h_next, h
         factor = max(0.2, 0.9 * norm ** exponent)
         counts[1] += 1
         rejected = True
         h *= factor
+        if h < MIN_STEP * max(1.0, abs(t)):
+            return False, t, h_next, h
+
+
+@njit(cache=True, _nrt=False)
+def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, counts,
+                y1):  # pragma: no cover (compiled)
+    """One accepted Dormand–Prince step of a rigid train taken as one body
+    (:mod:`rrscore.rigidbody`): the stages, the error control and the step-size control of
+    :func:`_step` on the small state (:func:`~rrscore.rigidbody.rigid_rates`), the error
+    of the positions as the multi-body layout would weigh it (each vehicle's own
+    position: the least sets the bound); then the whole state at the end
+    (:func:`~rrscore.rigidbody.rigid_fill`, the wheels read off the bodies), its
+    derivative into ``ks[6]`` and the coupler forces into ``cf`` (the right-hand side
+    of the whole state, as the step's last stage is on the multi-body layout). ``ks[0]``
+    gets ``f`` on the entries ``formed``; the other stages of the whole state are not
+    formed (the step's dense output is the cubic Hermite between its ends). Returns
+    ``(ok, t1, h_next, h)`` as :func:`_step`."""
+    kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
+        direction, work, err, state = R
+    tab, consts, groups, ints, zmap, vgroup, tol, kept, zw = RB
+    idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
+    sx, sv, n = lay[0], lay[1], lay[6]
+    nz = ints[1]
+    zks = zw[:7]
+    z0, zs, z1 = zw[7], zw[8], zw[9]
+    v_row = work[W_V]
+    z0[0], z0[1] = y[sx], y[sv]
+    for q in range(2, nz):
+        z0[q] = 0.0
+    first = ints[3]
+    for q in range(zmap.size):
+        z0[first + q] = y[zmap[q]]
+    held_sums(held, consts)
+    rigid_rates(t, z0, zks[0], tab, consts, groups, ints, frozen, direction, kern, vs_lay,
+                vs_sign, inputs, v_row)
+    xs = y[sx:sx + n]
+    h = min(h_next, max_step)
+    rejected = False
+    while True:
+        last = t + h >= t_bound
+        if last:
+            h = t_bound - t
+        bad = 0
+        for i in range(1, 7):
+            out = zs if i < 6 else z1
+            for q in range(nz):
+                acc = 0.0
+                for j in range(i):
+                    acc += _STAGES[i, j] * zks[j, q]
+                v = z0[q] + h * acc
+                out[q] = v
+                bad |= np.int64((v - v) != 0.0)
+            rigid_rates(t + _STAGE_T[i] * h, out, zks[i], tab, consts,
+                        groups, ints, frozen, direction, kern, vs_lay, vs_sign, inputs,
+                        v_row)
+        counts[0] += 6
+        for q in range(nz):
+            x = zks[6, q]
+            bad |= np.int64((x - x) != 0.0)
+        if bad:
+            return False, t, h_next, h
+        # the error, weighed as on the multi-body layout: a position by the vehicle's own
+        # (its least over the vehicles, start or end, sets the bound); the speed by its
+        # departure from the train's mean (none); a plugin's state by its size
+        dx = z1[0] - z0[0]
+        least = np.inf
+        for i in range(n):
+            least = min(least, max(abs(xs[i]), abs(xs[i] + dx)))
+        norm = 0.0
+        for q in range(nz):
+            if not tol[0, q] < np.inf:
+                continue
+            e = 0.0
+            for j in range(7):
+                e += _DP_E[j] * zks[j, q]
+            e = abs(e * h)
+            if e > 0.0:
+                mag = least if q == 0 else (0.0 if q == 1 else max(abs(z0[q]), abs(z1[q])))
+                ratio = e / (tol[0, q] + tol[1, q] * mag)
+                if not ratio <= norm:
+                    norm = ratio
+        if norm <= 1.0:
+            rigid_fill(y, y1, z1, idx, knots, tables, static, held, ints, vgroup, zmap,
+                       kept, work)
+            fill_rolling(y, y1, axles, axle_vehicle, inv_radius, idx[0], idx[1], idx[2],
+                         idx[3])
+            for r in range(formed.shape[0]):
+                lo, hi = formed[r, 0], formed[r, 1]
+                k0, ff = ks[0, lo:hi], f[lo:hi]
+                for c in range(hi - lo):
+                    k0[c] = ff[c]
+            _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+                 inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
+            if not last:
+                h_next = min(h * _step_factor(norm, rejected), max_step)
+            return True, (t_bound if last else t + h), h_next, h
+        counts[1] += 1
+        rejected = True
+        h *= max(0.2, 0.9 * norm ** (-1.0 / 5.0))
         if h < MIN_STEP * max(1.0, abs(t)):
             return False, t, h_next, h
 
@@ -735,7 +846,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              counts, cstate, cbuf, save, clay, cint, driver, sections,
              body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-             loaded_vehicle, watch, f_restart, ks2, samples):  # pragma: no cover (compiled)
+             loaded_vehicle, watch, f_restart, ks2, samples, rb_tab, rb_consts, rb_groups,
+             rb_ints, rb_zmap, rb_vgroup, rb_tol, rb_kept, rb_work):  # pragma: no cover
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -791,6 +903,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     air = (mr_index, mr_draw)
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     n = Y.shape[1]
+    # a rigid train taken as one body (lay[13]; rrscore.rigidbody)
+    one_body = lay[13] != 0
+    RB = (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_vgroup, rb_tol, rb_kept, rb_work)
     nc = lay[2]
     # the right-hand side's intermediates, the steps' error estimates and their stages'
     # states, and the control steps' room (their kernels' positions and speeds, the held
@@ -871,15 +986,19 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                      sx, lay[1], nominal, kinks)
             # the step's end straight into the buffer's next row
             y1 = Y[steps + 1]
-            ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol, rtol,
-                                          weights, R, live, formed, controlled, ks, ref, mag0,
-                                          cf, tmp, y1)
+            if one_body:
+                ok, t1, h_new, h_used = _rigid_step(t, y, f, h_next, t_bound, max_step, R,
+                                                    RB, formed, ks, cf, tmp, y1)
+            else:
+                ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
+                                              rtol, weights, R, live, formed, controlled, ks,
+                                              ref, mag0, cf, tmp, y1)
             if not ok:
                 status = PYTHON
                 break
             ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
                          laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-            whole = True
+            whole = not one_body  # (one body: the Hermite between the step's ends)
             n_edges = 0
             resteps = 0
             located = False
@@ -1282,7 +1401,13 @@ class StepLoop:
         # going on from a full buffer, a restart (the last two set at each call)
         self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                               0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
-                              int(self._break_on), 0, 0], dtype=np.int64)
+                              int(self._break_on), 0, 0, 0], dtype=np.int64)
+        #: The rigid train as one body (:mod:`rrscore.rigidbody`), once made; False where
+        #: it cannot be (the multi-body layout serves).
+        self._body: RigidBody | None | bool = None
+        self._no_body = RigidBody.none_args()
+        if dyn.rigid and self.one_body:  # made with the drive, as the route's own tables
+            self.one_body_at(solver.y)
 
     @classmethod
     def build(cls, solver: object, dyn: TrainDynamics) -> StepLoop | None:
@@ -1344,6 +1469,29 @@ class StepLoop:
         if ab is None or not ab._mr_states.size:
             return self._no_air
         return self._mr_index, np.ascontiguousarray(ab.mr_rate[ab._mr_held], dtype=float)
+
+    #: Whether the loop may take a rigid train as one body (tests set it off to compare).
+    one_body = True
+
+    def one_body_at(self, y: np.ndarray) -> RigidBody | None:
+        """The rigid train as one body (:mod:`rrscore.rigidbody`) for the steps from ``y``,
+        or None where the loop keeps the multi-body layout: not a rigid train, or one that
+        does not fit (:meth:`RigidBody.build <rrscore.rigidbody.RigidBody.build>`), or
+        vehicles no longer where the table was made for (it is made again there)."""
+        dyn = self.dyn
+        if not self.one_body or not dyn.rigid or self._body is False:
+            return None
+        body = self._body
+        v = y[dyn.sv]
+        if np.any(v != v[0]):
+            return None
+        if body is None or not body.fits(y, dyn.sx):
+            atol, rtol = (np.broadcast_to(np.asarray(a, dtype=float), y.shape)
+                          for a in (self.solver.atol, self.solver.rtol))
+            states = [(int(r[2]), int(r[1] * r[3])) for r in self._vs_lay]
+            body = RigidBody.build(dyn, y, atol, rtol, states)
+            self._body = False if body is None else body
+        return body or None
 
     def kinks_out(self) -> np.ndarray:
         """The values of the action-less event block (the slack edges: :meth:`build`
@@ -1485,6 +1633,8 @@ class StepLoop:
         lay[7] = slip.shape[1] > 0
         lay[11] = resume
         lay[12] = fresh
+        body = self.one_body_at(s.y)
+        lay[13] = body is not None
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
@@ -1510,7 +1660,7 @@ class StepLoop:
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
-                self._samples)
+                self._samples, *(self._no_body if body is None else body.args()))
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             interruption = interruption_behind(exc)  # a signal met in compiled code
             if interruption is not None:

@@ -20,6 +20,10 @@ SERVED = {"freight_50", "freight_50_timetable", "runout_100", "runin_100", "impa
           "rigid_40km", "simple_loco_level", "calibration_coastdown", "brake_downgrade_100",
           "brake_emergency_80", "brake_release_recharge", "brake_service_80",
           "handbrake_hold_20"}
+#: Rigid trains the loop takes as one body (rrscore.rigidbody): a small state of its own,
+#: so not the Python path's arithmetic to the bit, but within the tolerances below (and
+#: tests/test_rigidbody.py holds it closer).
+ONE_BODY = {"rigid_40km"}
 #: Each drive is cut to this much simulated time, so the suite stays short.
 MAX_TIME = 90.0
 
@@ -52,7 +56,7 @@ def test_every_shipped_scenario_drives_the_same_compiled_and_on_the_python_path(
             assert abs(a - b) <= 0.005 * max(abs(b), 1.0), (key, a, b)
     assert fast.summary["events"] == ref.summary["events"]
     assert fast.summary["stop_reason"] == ref.summary["stop_reason"]
-    if _name(path) in SERVED:
+    if _name(path) in SERVED - ONE_BODY:
         # the loop does the Python path's arithmetic and its steps reach the monitors
         # together (extremes, their times and places; points passed; samples): the
         # same to the last digit
