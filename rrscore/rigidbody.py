@@ -56,40 +56,70 @@ INT_SIZE = 5
 MAX_BREAKPOINTS = 2_000_000
 
 
-def _sums_at(lead: np.ndarray, rel: np.ndarray, half: np.ndarray, weight: np.ndarray,
-             weight_kn: np.ndarray, knots: np.ndarray, elevation: np.ndarray,
-             curve_cum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Gravity force and curve resistance summed over the vehicles, with the lead at each
-    of ``lead`` (``rel``: each vehicle's position less the lead's), as the body pass
-    takes each vehicle's: the mean grade and curve resistance under it."""
-    g_sum, c_sum = np.zeros(lead.size), np.zeros(lead.size)
-    step = max(1, 2_000_000 // max(rel.size, 1))
-    for a in range(0, lead.size, step):
-        x = lead[a:a + step, None] + rel[None, :]
-        front, rear = x + half, x - half
-        grade = (np.interp(front, knots, elevation) - np.interp(rear, knots, elevation)) \
-            / (2.0 * half)
-        curve = (np.interp(front, knots, curve_cum) - np.interp(rear, knots, curve_cum)) \
-            / (2.0 * half)
-        g_sum[a:a + step] = (-weight * grade / np.sqrt(1.0 + grade * grade)).sum(axis=1)
-        c_sum[a:a + step] = (curve * weight_kn).sum(axis=1)
-    return g_sum, c_sum
+@njit(cache=True, _nrt=False)
+def _cumulative_from(xq, knots, tables, guess):  # pragma: no cover (compiled)
+    """The route's cumulative elevation and curve resistance at ``xq``, as
+    :func:`rrscore.compiled._end_piece` reads them (linear between knots, constant beyond
+    the ends), the knot interval walked to from ``guess``; and the interval (from 0)."""
+    last = knots.size - 1
+    j = _interval(xq, knots, guess)
+    if 0 <= j < last:
+        return (tables[2, j] * (xq - knots[j]) + tables[0, j],
+                tables[3, j] * (xq - knots[j]) + tables[1, j], j)
+    end = 0 if j < 0 else last
+    return tables[0, end], tables[1, end], max(j, 0)
+
+
+@njit(cache=True, _nrt=False)
+def _cumulative(xq, knots, tables):  # pragma: no cover (compiled)
+    """:func:`_cumulative_from` with the interval found by bisection."""
+    e, c, _ = _cumulative_from(xq, knots, tables,
+                               np.searchsorted(knots, xq, side="right") - 1)
+    return e, c
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _sums_at(lead, rel, half, weight, weight_kn, knots, tables, g_sum,
+             c_sum):  # pragma: no cover (compiled)
+    """Gravity force and curve resistance summed over the vehicles into ``g_sum`` and
+    ``c_sum``, with the lead at each of ``lead`` (ascending; ``rel``: each vehicle's
+    position less the lead's), as the body pass takes each vehicle's: the mean grade and
+    curve resistance under it (``tables``: the route's cumulative elevation and curve
+    resistance and their slopes, as :func:`rrscore.compiled.body_rates` reads them). Each
+    vehicle's ends walk the knots as the lead moves on."""
+    for k in range(lead.size):
+        g_sum[k] = 0.0
+        c_sum[k] = 0.0
+    for i in range(rel.size):
+        h = half[i]
+        jf = jr = 0
+        for k in range(lead.size):
+            x = lead[k] + rel[i]
+            ef, cf, jf = _cumulative_from(x + h, knots, tables, jf)
+            er, cr, jr = _cumulative_from(x - h, knots, tables, jr)
+            grade = (ef - er) / (2.0 * h)
+            g_sum[k] += -weight[i] * grade / np.sqrt(1.0 + grade * grade)
+            c_sum[k] += (cf - cr) / (2.0 * h) * weight_kn[i]
 
 
 def rigid_table(rel: np.ndarray, half: np.ndarray, weight: np.ndarray,
-                weight_kn: np.ndarray, knots: np.ndarray, elevation: np.ndarray,
-                curve_cum: np.ndarray) -> np.ndarray | None:
+                weight_kn: np.ndarray, knots: np.ndarray,
+                tables: np.ndarray) -> np.ndarray | None:
     """The train's gravity and curve-resistance sums as functions of the lead's position:
     rows lead position, gravity sum, its slope, curve-resistance sum, its slope (zero past
-    the last), at every lead position where a vehicle end meets a knot. None where there
-    would be more than :data:`MAX_BREAKPOINTS`."""
+    the last), at every lead position where a vehicle end meets a knot (``tables``: the
+    route's, as the body pass reads them). None where there would be more than
+    :data:`MAX_BREAKPOINTS`."""
     if knots.size * rel.size * 2 > MAX_BREAKPOINTS:
         return None
     ends = np.concatenate([rel + half, rel - half])
     lead = np.unique((knots[:, None] - ends[None, :]).ravel())
-    g_sum, c_sum = _sums_at(lead, rel, half, weight, weight_kn, knots, elevation, curve_cum)
     tab = np.zeros((5, lead.size))
-    tab[0], tab[1], tab[3] = lead, g_sum, c_sum
+    tab[0] = lead
+    _sums_at(lead, np.ascontiguousarray(rel, dtype=float), np.asarray(half, dtype=float),
+             np.asarray(weight, dtype=float), np.asarray(weight_kn, dtype=float), knots,
+             tables, tab[1], tab[3])
+    g_sum, c_sum = tab[1], tab[3]
     dx = np.diff(lead)
     tab[2, :-1] = np.diff(g_sum) / dx
     tab[4, :-1] = np.diff(c_sum) / dx
@@ -143,7 +173,7 @@ class RigidBody:
         from vehicle to vehicle, speeds that differ, a table too large."""
         if not dyn.rigid or dyn.airbrake is not None:
             return None
-        tr, b, route = dyn.train, dyn.bodies, dyn.route
+        tr, b = dyn.train, dyn.bodies
         x, v = y[dyn.sx], y[dyn.sv]
         if np.any(v != v[0]):
             return None
@@ -151,10 +181,9 @@ class RigidBody:
             if np.ptp(atol[sl]) != 0.0 or np.ptp(rtol[sl]) != 0.0:
                 return None
         rel = x - x[0]
-        both = route._both
-        table = rigid_table(rel, tr.half_length, tr.weight, b._weight_kn,
-                            np.asarray(route._knots, dtype=float), both.real.copy(),
-                            both.imag.copy())
+        bodies = dyn.compiled  # the route's tables as the body pass reads them
+        table = rigid_table(rel, tr.half_length, tr.weight, b._weight_kn, bodies._knots,
+                            bodies._tables)
         if table is None:
             return None
         start_speed = np.asarray(tr.start_speed, dtype=float)
@@ -275,20 +304,6 @@ def held_sums(held, consts):  # pragma: no cover (compiled)
         r += held[1, i]
         m += held[4, i]
     consts[C_FORCE], consts[C_RESIST], consts[C_MASS] = f, r, m
-
-
-@njit(cache=True, _nrt=False)
-def _cumulative(xq, knots, tables):  # pragma: no cover (compiled)
-    """The route's cumulative elevation and curve resistance at ``xq``, as
-    :func:`rrscore.compiled._end_piece` reads them: linear between knots, constant beyond
-    the ends."""
-    last = knots.size - 1
-    j = _interval(xq, knots, np.searchsorted(knots, xq, side="right") - 1)
-    if 0 <= j < last:
-        return (tables[2, j] * (xq - knots[j]) + tables[0, j],
-                tables[3, j] * (xq - knots[j]) + tables[1, j])
-    end = 0 if j < 0 else last
-    return tables[0, end], tables[1, end]
 
 
 @njit(cache=True, _nrt=False)
