@@ -34,6 +34,12 @@ forms. An air brake integrates its own states a control step ahead (see
 air it draws from the main reservoirs, which the loop subtracts as the Python path
 does. Anything else runs on the Python path, which stays the reference. The
 scenario key ``solver.compiled = false`` forces the Python path.
+
+A rigid train is taken as one body where it fits (:mod:`rrscore.rigidbody`,
+:meth:`StepLoop.one_body_at`): a small state of its own, whose steps are the same
+but whose arithmetic is not the Python path's to the bit (within the solver's
+tolerance of it; each vehicle's gravity and curve work exact where the Python
+path's is a quadrature).
 """
 
 from __future__ import annotations
