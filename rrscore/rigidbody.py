@@ -150,9 +150,11 @@ class RigidBody:
                 self.tol, self.kept, self.work)
 
     @staticmethod
-    def none_args() -> tuple[np.ndarray, ...]:
-        """Empty arrays of the same types, for a train the loop does not take as one body."""
-        return (np.zeros((5, 0)), np.zeros(CONST_SIZE), np.zeros((2, 0)),
+    def none_args() -> tuple[np.ndarray | None, ...]:
+        """What the loop takes for a train it does not take as one body: None for the table
+        (numba then compiles the loop without the one body's code), empty arrays of the
+        same types for the rest."""
+        return (None, np.zeros(CONST_SIZE), np.zeros((2, 0)),
                 np.zeros(INT_SIZE, dtype=np.int64), np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int64), np.zeros((2, 0)),
                 np.zeros((0, 2), dtype=np.int64), np.zeros((10, 0)))

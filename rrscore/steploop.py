@@ -909,9 +909,6 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     air = (mr_index, mr_draw)
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     n = Y.shape[1]
-    # a rigid train taken as one body (lay[13]; rrscore.rigidbody)
-    one_body = lay[13] != 0
-    RB = (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_vgroup, rb_tol, rb_kept, rb_work)
     nc = lay[2]
     # the right-hand side's intermediates, the steps' error estimates and their stages'
     # states, and the control steps' room (their kernels' positions and speeds, the held
@@ -992,9 +989,13 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                      sx, lay[1], nominal, kinks)
             # the step's end straight into the buffer's next row
             y1 = Y[steps + 1]
-            if one_body:
-                ok, t1, h_new, h_used = _rigid_step(t, y, f, h_next, t_bound, max_step, R,
-                                                    RB, formed, ks, cf, tmp, y1)
+            # a rigid train taken as one body (rrscore.rigidbody): ``rb_tab`` None where
+            # not, so that numba compiles the loop without this branch for other trains
+            if rb_tab is not None:
+                ok, t1, h_new, h_used = _rigid_step(
+                    t, y, f, h_next, t_bound, max_step, R,
+                    (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_vgroup, rb_tol,
+                     rb_kept, rb_work), formed, ks, cf, tmp, y1)
             else:
                 ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
                                               rtol, weights, R, live, formed, controlled, ks,
@@ -1004,7 +1005,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 break
             ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
                          laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-            whole = not one_body  # (one body: the Hermite between the step's ends)
+            whole = rb_tab is None  # (one body: the Hermite between the step's ends)
             n_edges = 0
             resteps = 0
             located = False
@@ -1407,7 +1408,7 @@ class StepLoop:
         # going on from a full buffer, a restart (the last two set at each call)
         self._lay = np.array([dyn.sx.start, dyn.sv.start, nc, z0, zk, int(dyn.rigid), dyn.n,
                               0, dyn.na, int(self._kinks.shape[1] > 0 and nc > 0),
-                              int(self._break_on), 0, 0, 0], dtype=np.int64)
+                              int(self._break_on), 0, 0], dtype=np.int64)
         #: The rigid train as one body (:mod:`rrscore.rigidbody`), once made; False where
         #: it cannot be (the multi-body layout serves).
         self._body: RigidBody | None | bool = None
@@ -1640,7 +1641,6 @@ class StepLoop:
         lay[11] = resume
         lay[12] = fresh
         body = self.one_body_at(s.y)
-        lay[13] = body is not None
         # copies: the loop holds friction directions from each new state (as the bodies'
         # commit does), and the bodies take them from the state it ends at
         direction = np.array(b.direction, dtype=float)
