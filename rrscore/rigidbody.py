@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .compiled import ROUTE_ROWS, _interval, coulomb_share
+from .compiled import ROUTE_ROWS, _interval, coulomb_share, plugin_state_rates
+from .state import entry_ranges
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -134,10 +135,15 @@ class RigidBody:
     loop then keeps the multi-body layout)."""
 
     def __init__(self, table: np.ndarray, consts: np.ndarray, groups: np.ndarray,
-                 ints: np.ndarray, zmap: np.ndarray, vgroup: np.ndarray, tol: np.ndarray,
-                 kept: np.ndarray, rel: np.ndarray) -> None:
+                 ints: np.ndarray, zmap: np.ndarray, zlay: np.ndarray, vgroup: np.ndarray,
+                 tol: np.ndarray, kept: np.ndarray, rel: np.ndarray) -> None:
         self.table, self.consts, self.groups, self.ints = table, consts, groups, ints
-        self.zmap, self.vgroup, self.tol, self.kept = zmap, vgroup, tol, kept
+        #: Where the plugins' states are in the whole state, entry by entry of the small
+        #: one's; the loop's layout of their batches with each block's start in the small
+        #: state; zeros, one per vehicle with states (each one's speed is the body's).
+        self.zmap, self.zlay = zmap, zlay
+        self.zindex = np.zeros(int(zlay[:, 1].sum()), dtype=np.int64)
+        self.vgroup, self.tol, self.kept = vgroup, tol, kept
         #: Each vehicle's position less the lead's, as the table was made for.
         self.rel = rel
         #: Room for the small state's stages (rows 0 to 6), its start, a stage's state,
@@ -146,8 +152,8 @@ class RigidBody:
 
     def args(self) -> tuple[np.ndarray, ...]:
         """The arrays the loop takes, in order."""
-        return (self.table, self.consts, self.groups, self.ints, self.zmap, self.vgroup,
-                self.tol, self.kept, self.work)
+        return (self.table, self.consts, self.groups, self.ints, self.zmap, self.zlay,
+                self.zindex, self.vgroup, self.tol, self.kept, self.work)
 
     @staticmethod
     def none_args() -> tuple[np.ndarray | None, ...]:
@@ -156,29 +162,28 @@ class RigidBody:
         same types for the rest."""
         return (None, np.zeros(CONST_SIZE), np.zeros((2, 0)),
                 np.zeros(INT_SIZE, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64),
                 np.zeros(0, dtype=np.int64), np.zeros((2, 0)),
                 np.zeros((0, 2), dtype=np.int64), np.zeros((10, 0)))
 
     def fits(self, y: np.ndarray, sx: slice) -> bool:
-        """Whether the vehicles stand where the table was made for (to a micrometre) and
-        take one speed."""
+        """Whether the vehicles stand where the table was made for (to a micrometre)."""
         x = y[sx]
         return bool(np.all(np.abs((x - x[0]) - self.rel) <= 1e-6))
 
     @classmethod
     def build(cls, dyn: TrainDynamics, y: np.ndarray, atol: np.ndarray, rtol: np.ndarray,
-              states: list[tuple[int, int]]) -> RigidBody | None:
-        """The one body of ``dyn``'s rigid train at the state ``y`` (tolerances ``atol``,
-        ``rtol`` per entry; ``states``: the plugins' state blocks, start and size, in the
-        loop's order), or None where it does not fit: not rigid, an air brake (its states
-        run on their own integration), positions or speeds under tolerances that differ
-        from vehicle to vehicle, speeds that differ, a table too large."""
+              vs_lay: np.ndarray) -> RigidBody | None:
+        """The one body of ``dyn``'s rigid train with its vehicles where they stand in the
+        state ``y`` (tolerances ``atol``, ``rtol`` per entry; ``vs_lay``: the loop's layout
+        of the plugins' states, see :func:`~rrscore.compiled.plugin_state_rates`), or
+        None where it does not fit: not rigid, an air brake (its states run on their own
+        integration), positions or speeds under tolerances that differ from vehicle to
+        vehicle, a table too large."""
         if not dyn.rigid or dyn.airbrake is not None:
             return None
         tr, b = dyn.train, dyn.bodies
-        x, v = y[dyn.sx], y[dyn.sv]
-        if np.any(v != v[0]):
-            return None
+        x = y[dyn.sx]
         for sl in (dyn.sx, dyn.sv):
             if np.ptp(atol[sl]) != 0.0 or np.ptp(rtol[sl]) != 0.0:
                 return None
@@ -199,8 +204,12 @@ class RigidBody:
             vgroup[members] = k
             groups[0, k], groups[1, k] = s0, start_force[members].sum()
         first = Z_FIXED + speeds.size
-        zmap = np.concatenate([np.arange(a, a + n, dtype=np.int64) for a, n in states]
+        sizes = vs_lay[:, 1] * vs_lay[:, 3]
+        zmap = np.concatenate([np.arange(r[2], r[2] + k, dtype=np.int64)
+                               for r, k in zip(vs_lay, sizes, strict=True)]
                               or [np.zeros(0, dtype=np.int64)])
+        zlay = np.array(vs_lay, dtype=np.int64).reshape(-1, 4)
+        zlay[:, 2] = first + np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         size = first + zmap.size
         tol = np.full((2, size), np.inf)
         tol[1] = 0.0
@@ -215,15 +224,13 @@ class RigidBody:
         for sl in dyn.energy.slices.values():
             written[sl] = True
         written[zmap] = True
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], (~written).astype(np.int8),
-                                                       [0]))))
-        kept = np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
+        kept = entry_ranges(~written)
         consts = np.zeros(CONST_SIZE)
         consts[C_C1], consts[C_C2] = float(np.sum(tr.c1)), float(np.sum(tr.c2))
         consts[C_DRAG] = float(np.sum(b._half_rho_cd_a))
         consts[C_WIND] = float(b.wind)
         ints = np.array([0, size, speeds.size, first, int(b._use_air)], dtype=np.int64)
-        return cls(table, consts, groups, ints, zmap, vgroup, tol, kept, rel)
+        return cls(table, consts, groups, ints, zmap, zlay, vgroup, tol, kept, rel)
 
 
 @njit(cache=True, _nrt=False)
@@ -245,28 +252,15 @@ def _table_at(x, tab, ints):  # pragma: no cover (compiled)
     return tab[1, j] + tab[2, j] * d, tab[3, j] + tab[4, j] * d
 
 
-@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
-def _plugin_states(t, v, z, dz, kern, vs_lay, vs_sign, inputs, first,
-                   v_row):  # pragma: no cover (compiled)
-    """The vehicle plugins' compiled ``state_rates`` on their states in the small state
-    (blocks from ``first``, in the order of ``vs_lay``), every vehicle at speed ``v``."""
-    at = first
-    for b in range(vs_lay.shape[0]):
-        lo, count, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 3]
-        speeds = v_row[:count]
-        for j in range(count):
-            speeds[j] = v * vs_sign[lo + j]
-        s = np.ascontiguousarray(z[at:at + k * count]).reshape((k, count))
-        kern.states[b](t, speeds, s, inputs[b], dz[at:at + k * count].reshape((k, count)))
-        at += k * count
-
-
 @njit(cache=True, _nrt=False)
-def rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, vs_lay,
+def rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, zlay, zindex,
                 vs_sign, inputs, v_row):  # pragma: no cover (compiled)
     """Derivative of the small state (see the module): the body pass of a rigid train
     (:func:`rrscore.compiled.body_rates`) on the sums, the Coulomb rule applied to them;
-    the held sums in ``consts`` (set for the step)."""
+    the held sums in ``consts`` (set for the step). The plugins' states by
+    :func:`~rrscore.compiled.plugin_state_rates` on the small state: ``zlay``, the
+    loop's layout of their batches with each block's start in it, and ``zindex``, zeros
+    (every vehicle's speed is the one at ``Z_V``)."""
     x, v = z[Z_X], z[Z_V]
     s = abs(v)
     g_sum, c_sum = _table_at(x, tab, ints)
@@ -292,8 +286,8 @@ def rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, vs
     dz[Z_S2] = s * s
     dz[Z_S3] = s * s * s
     dz[Z_AIR] = air * v
-    if vs_lay.shape[0]:
-        _plugin_states(t, v, z, dz, kern, vs_lay, vs_sign, inputs, ints[I_STATES], v_row)
+    if zlay.shape[0]:
+        plugin_state_rates(t, z, dz, kern, Z_V, zlay, zindex, vs_sign, inputs, v_row)
 
 
 @njit(cache=True, _nrt=False)
@@ -405,8 +399,8 @@ def rigid_fill(y, y1, z1, idx, knots, tables, static, held, ints, vgroup, zmap, 
               - (r_cslope[i] * (a - h - r_start[i]) + r_curve[i])) / (2.0 * h)
         cb = ((f_cslope[i] * (b + h - f_start[i]) + f_curve[i])
               - (r_cslope[i] * (b - h - r_start[i]) + r_curve[i])) / (2.0 * h)
-        g_int[i] = (b - a) * (ga + gb) / (np.sqrt(1.0 + ga * ga) + np.sqrt(1.0 + gb * gb))
-        c_int[i] = abs(b - a) * 0.5 * (ca + cb)
+        g_int[i], c_int[i] = _piece(b - a, ga, gb, ca, cb)
+        c_int[i] = abs(c_int[i])
     for i in range(n):  # the paths that met a knot (or left the cached intervals)
         if met[i] != 0.0:
             g_int[i], c_int[i] = path_work(x0s[i], x1s[i], half[i], knots, tables)

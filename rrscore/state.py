@@ -82,3 +82,10 @@ class StateLayout:
         for b in self.blocks.values():
             out[b.slice] = b.spec.initial
         return out
+
+
+def entry_ranges(mask: np.ndarray) -> np.ndarray:
+    """The runs of True in ``mask`` (one flag per entry of a state) as rows ``start, stop``:
+    how compiled code walks a part of the state without an index per entry."""
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
+    return np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)

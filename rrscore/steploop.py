@@ -57,7 +57,15 @@ from numba.experimental import structref
 
 from .adhesion import interp_one
 from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
-from .compiled import BODY_WORK_ROWS, STATE_RATES, Kernel, body_rates, compile_kernel, dot
+from .compiled import (
+    BODY_WORK_ROWS,
+    STATE_RATES,
+    Kernel,
+    body_rates,
+    compile_kernel,
+    dot,
+    plugin_state_rates,
+)
 from .controlsteps import (
     CONTROL_KERNEL,
     CONTROL_WORK_ROWS,
@@ -86,7 +94,7 @@ from .integrator import (
     illinois_update,
     kink_bound,
 )
-from .rigidbody import RigidBody, held_sums, rigid_fill, rigid_rates
+from .rigidbody import I_SIZE, I_STATES, RigidBody, held_sums, rigid_fill, rigid_rates
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -97,6 +105,7 @@ from .solvers import (
     dp_dense,
     dp_dense_weights,
 )
+from .state import entry_ranges
 from .wheelsets import fill_rolling, margin_one
 
 if TYPE_CHECKING:
@@ -134,12 +143,6 @@ _SET_FN = types.FunctionType(SET_KERNEL)
 _A = np.zeros((7, 6))
 for _i, _row in enumerate(_DP_A):
     _A[_i, :_row.size] = _row
-
-# The same with the step's end as row 6 (its weights), and each stage's time (a fraction
-# of the step), for the one body of a rigid train (_rigid_step)
-_STAGES = _A.copy()
-_STAGES[6, :6] = _DP_B[:6]
-_STAGE_T = np.append(np.asarray(_DP_C, dtype=float)[:6], 1.0)
 
 # Arguments passed as numpy scalars, not literals: numba compiles a function once for
 # each literal argument (``True``, ``0``) it meets and again for a typed one, and a second
@@ -253,20 +256,6 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (co
                     dy[z0:z0 + zk * nc].reshape((zk, nc)))
 
 
-@njit(cache=True, _nrt=True)  # (explicit: called from code compiled without)
-def _vehicle_states(t, y, dy, kern, sv, vs_lay, vs_index, vs_sign, inputs,
-                    v_row):  # pragma: no cover (compiled)
-    """The vehicle plugins' compiled ``state_rates``, batch by batch, into ``dy``
-    (``v_row``: room for a batch's speeds)."""
-    for b in range(vs_lay.shape[0]):
-        first, count, row0, k = vs_lay[b, 0], vs_lay[b, 1], vs_lay[b, 2], vs_lay[b, 3]
-        v = v_row[:count]
-        for j in range(count):
-            v[j] = y[sv + vs_index[first + j]] * vs_sign[first + j]
-        s = np.ascontiguousarray(y[row0:row0 + k * count]).reshape((k, count))
-        kern.states[b](t, v, s, inputs[b], dy[row0:row0 + k * count].reshape((k, count)))
-
-
 @njit(cache=True, _nrt=False)
 def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
          held, frozen, direction, wheels, work):  # pragma: no cover (compiled)
@@ -278,7 +267,7 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air
     (:func:`rhs_work`), so that it allocates nothing."""
     _coupler_forces(y, dy, cf, kern, lay, ctable, work)
     if vs_lay.shape[0]:
-        _vehicle_states(t, y, dy, kern, lay[1], vs_lay, vs_index, vs_sign, inputs,
+        plugin_state_rates(t, y, dy, kern, lay[1], vs_lay, vs_index, vs_sign, inputs,
                         work[W_V])
     mr_index, mr_draw = air
     if mr_index.size:  # as numpy's dy[index] -= draw: read all, then write (the last wins)
@@ -517,6 +506,19 @@ def _step_factor(norm, rejected):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
+def _shrink_factor(norm):  # pragma: no cover (compiled)
+    """The factor on a rejected trial's size for the next trial (as the solver sets it)."""
+    return max(0.2, 0.9 * norm ** (-1.0 / 5.0))
+
+
+@njit(cache=True, _nrt=False)
+def _trial(t, h, t_bound):  # pragma: no cover (compiled)
+    """A trial's size from ``t`` at most ``h``, not past ``t_bound``; whether it ends there."""
+    last = t + h >= t_bound
+    return (t_bound - t if last else h), last
+
+
+@njit(cache=True, _nrt=False)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
           formed, controlled, ks, ref, mag0, cf, counts, y1):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
@@ -542,15 +544,12 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         m0, yy, rr = mag0[lo:hi], y[lo:hi], ref[lo:hi]
         for c in range(hi - lo):
             m0[c] = abs(yy[c] - rr[c])
-    exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
     # a stage's state (``state``, from ``R``): only the entries ``live`` are formed (and
     # read by the right-hand side); the others are never read, so they are not copied
     while True:
-        last = t + h >= t_bound
-        if last:
-            h = t_bound - t
+        h, last = _trial(t, h, t_bound)
         for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds, as f's)
             lo, hi = formed[r, 0], formed[r, 1]
             k0, ff = ks[0, lo:hi], f[lo:hi]
@@ -584,10 +583,9 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             if not last:
                 h_next = min(h * _step_factor(norm, rejected), max_step)
             return True, (t_bound if last else t + h), h_next, h
-        factor = max(0.2, 0.9 * norm ** exponent)
         counts[1] += 1
         rejected = True
-        h *= factor
+        h *= _shrink_factor(norm)
         if h < MIN_STEP * max(1.0, abs(t)):
             return False, t, h_next, h
 
@@ -608,42 +606,40 @@ def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, count
     ``(ok, t1, h_next, h)`` as :func:`_step`."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction, work, err, state = R
-    tab, consts, groups, ints, zmap, vgroup, tol, kept, zw = RB
+    tab, consts, groups, ints, zmap, zlay, zindex, vgroup, tol, kept, zw = RB
     idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
     sx, sv, n = lay[0], lay[1], lay[6]
-    nz = ints[1]
+    nz = ints[I_SIZE]
     zks = zw[:7]
     z0, zs, z1 = zw[7], zw[8], zw[9]
     v_row = work[W_V]
     z0[0], z0[1] = y[sx], y[sv]
     for q in range(2, nz):
         z0[q] = 0.0
-    first = ints[3]
+    first = ints[I_STATES]
     for q in range(zmap.size):
         z0[first + q] = y[zmap[q]]
     held_sums(held, consts)
-    rigid_rates(t, z0, zks[0], tab, consts, groups, ints, frozen, direction, kern, vs_lay,
-                vs_sign, inputs, v_row)
+    rigid_rates(t, z0, zks[0], tab, consts, groups, ints, frozen, direction, kern, zlay,
+                zindex, vs_sign, inputs, v_row)
     xs = y[sx:sx + n]
     h = min(h_next, max_step)
     rejected = False
     while True:
-        last = t + h >= t_bound
-        if last:
-            h = t_bound - t
+        h, last = _trial(t, h, t_bound)
         bad = 0
         for i in range(1, 7):
             out = zs if i < 6 else z1
             for q in range(nz):
                 acc = 0.0
                 for j in range(i):
-                    acc += _STAGES[i, j] * zks[j, q]
+                    acc += _A[i, j] * zks[j, q]  # (row 6: the step's end)
                 v = z0[q] + h * acc
                 out[q] = v
                 bad |= np.int64((v - v) != 0.0)
-            rigid_rates(t + _STAGE_T[i] * h, out, zks[i], tab, consts,
-                        groups, ints, frozen, direction, kern, vs_lay, vs_sign, inputs,
-                        v_row)
+            rigid_rates(t + _DP_C[i] * h, out, zks[i], tab, consts,
+                        groups, ints, frozen, direction, kern, zlay, zindex, vs_sign,
+                        inputs, v_row)
         counts[0] += 6
         for q in range(nz):
             x = zks[6, q]
@@ -687,7 +683,7 @@ def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, count
             return True, (t_bound if last else t + h), h_next, h
         counts[1] += 1
         rejected = True
-        h *= max(0.2, 0.9 * norm ** (-1.0 / 5.0))
+        h *= _shrink_factor(norm)
         if h < MIN_STEP * max(1.0, abs(t)):
             return False, t, h_next, h
 
@@ -853,7 +849,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
              loaded_vehicle, watch, f_restart, ks2, samples, rb_tab, rb_consts, rb_groups,
-             rb_ints, rb_zmap, rb_vgroup, rb_tol, rb_kept, rb_work):  # pragma: no cover
+             rb_ints, rb_zmap, rb_zlay, rb_zindex, rb_vgroup, rb_tol, rb_kept,
+             rb_work):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -994,8 +991,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             if rb_tab is not None:
                 ok, t1, h_new, h_used = _rigid_step(
                     t, y, f, h_next, t_bound, max_step, R,
-                    (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_vgroup, rb_tol,
-                     rb_kept, rb_work), formed, ks, cf, tmp, y1)
+                    (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_zlay, rb_zindex,
+                     rb_vgroup, rb_tol, rb_kept, rb_work), formed, ks, cf, tmp, y1)
             else:
                 ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
                                               rtol, weights, R, live, formed, controlled, ks,
@@ -1170,12 +1167,6 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
 
 
 # --------------------------------------------------------------- Python side
-def _ranges(mask: np.ndarray) -> np.ndarray:
-    """The runs of True in ``mask`` as rows ``start, stop``."""
-    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.astype(np.int8), [0]))))
-    return np.ascontiguousarray(edges.reshape(-1, 2), dtype=np.int64)
-
-
 def _law_row(law: Callable) -> tuple[list[float], np.ndarray, np.ndarray] | None:
     """An adhesion law's compiled form (:func:`_psi`): its row and table, or None."""
     form = getattr(law, "compiled", None)
@@ -1348,11 +1339,11 @@ class StepLoop:
         # reads, as ranges: the inner stages of a step form only these (the wheel angles
         # and spins, read off the bodies at the step's end, and the energy account,
         # integrals of the rest, can be four fifths of the state)
-        self._live = _ranges(~dyn.unread_rolling)
+        self._live = entry_ranges(~dyn.unread_rolling)
         # and the entries a step's end forms: all but the wheels' (read off the bodies)
         wheels = np.zeros(n, dtype=bool)
         wheels[dyn.sphi] = wheels[dyn.somega] = True
-        self._formed = _ranges(~wheels)
+        self._formed = entry_ranges(~wheels)
         #: The entries under error control (finite ``atol``, the rolling spins left out:
         #: their rates are zero), as ranges: set with the tolerances, at the first
         #: :meth:`run`.
@@ -1495,8 +1486,7 @@ class StepLoop:
         if body is None or not body.fits(y, dyn.sx):
             atol, rtol = (np.broadcast_to(np.asarray(a, dtype=float), y.shape)
                           for a in (self.solver.atol, self.solver.rtol))
-            states = [(int(r[2]), int(r[1] * r[3])) for r in self._vs_lay]
-            body = RigidBody.build(dyn, y, atol, rtol, states)
+            body = RigidBody.build(dyn, y, atol, rtol, self._vs_lay)
             self._body = False if body is None else body
         return body or None
 
@@ -1629,7 +1619,7 @@ class StepLoop:
             controlled = np.isfinite(self._atol_rtol[0])
             # every axle rolls in the loop: the spins' rates, and so their errors, are zero
             controlled[dyn.somega] = False
-            self._controlled = _ranges(controlled)
+            self._controlled = entry_ranges(controlled)
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0] = s.t, s.y

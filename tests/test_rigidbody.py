@@ -8,11 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import car_config, make_scenario
 from numba import njit
 from scipy.integrate import quad
 
 import rrscore
-from rrscore.rigidbody import RigidBody, path_work, rigid_rates
+from rrscore.rigidbody import RigidBody, held_sums, path_work, rigid_rates
 from rrscore.run import Run
 from rrscore.steploop import StepLoop
 
@@ -21,9 +22,10 @@ RIGID = ROOT / "configs" / "scenarios" / "rigid_40km.toml"
 
 
 @njit
-def _rates(t, z, dz, body, frozen, direction, kern, vs_lay, vs_sign, inputs, v_row):
-    tab, consts, groups, ints = body[0], body[1], body[2], body[3]
-    rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, vs_lay,
+def _rates(t, z, dz, body, frozen, direction, kern, vs_sign, inputs, v_row):
+    tab, consts, groups, ints, zlay, zindex = body[0], body[1], body[2], body[3], body[5], \
+        body[6]
+    rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, zlay, zindex,
                 vs_sign, inputs, v_row)
 
 
@@ -39,7 +41,6 @@ def test_the_one_body_takes_the_acceleration_the_components_give_anywhere_on_the
     body = loop.one_body_at(run.solver.y)
     assert isinstance(body, RigidBody)
     b = dyn.bodies
-    from rrscore.rigidbody import held_sums
     held_sums(b.held, body.consts)
     y0 = run.solver.y.copy()
     weight, mass = float(np.sum(run.train.weight)), float(np.sum(b.held[4]))
@@ -52,7 +53,7 @@ def test_the_one_body_takes_the_acceleration_the_components_give_anywhere_on_the
         z[first:] = y[body.zmap]
         dz = np.zeros_like(z)
         _rates(run.t, z, dz, body.args(), b.frozen, b.direction, loop._kernels,
-               loop._vs_lay, loop._vs_sign, loop._inputs, np.zeros(dyn.n))
+               loop._vs_sign, loop._inputs, np.zeros(dyn.n))
         ref = dyn.rhs_components(run.t, y)
         assert abs(dz[1] - ref[dyn.sv][0]) <= 1e-9 * weight / mass, lead
         np.testing.assert_allclose(dz[first:], ref[body.zmap], rtol=1e-12, atol=1e-15)
@@ -164,8 +165,6 @@ def test_the_one_body_covers_air_wind_curves_grades_starting_and_a_reversed_vehi
     # Python path, positions within 1 mm at every sample (0.12 mm after 8 km: the
     # solver's tolerance, the two integrating different states), each vehicle's drive,
     # brake and air work within 1e-6.
-    from conftest import car_config, make_scenario
-
     air = car_config(resistance={"formula": "davis", "A": 900.0, "B": 0.0, "C": 0.0,
                                  "starting": True, "air_cd_a": "10 m^2"})
     plain = car_config()

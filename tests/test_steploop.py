@@ -268,7 +268,8 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
 def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
     # entries with atol = inf add nothing to the norm: leaving them out changes no bit
     from rrscore.solvers import _DP_E, _max_ratio, _weighted
-    from rrscore.steploop import _error_ratio, _ranges
+    from rrscore.state import entry_ranges
+    from rrscore.steploop import _error_ratio
 
     rng = np.random.default_rng(11)
     n = 500
@@ -276,7 +277,7 @@ def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
                          np.abs(rng.normal(size=n)))
     atol = np.where(rng.random(n) < 0.6, np.inf, 1e-6)
     rtol = np.full(n, 1e-6)
-    controlled = _ranges(np.isfinite(atol))
+    controlled = entry_ranges(np.isfinite(atol))
     assert len(controlled) > 10  # many runs, not one block
     work = np.full(n, 5.0)  # (left over from another use: the estimate starts afresh)
     finite, norm = _error_ratio(0.01, ks, atol, rtol, mag0, y1, ref, controlled, work)
