@@ -544,12 +544,15 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         m0, yy, rr = mag0[lo:hi], y[lo:hi], ref[lo:hi]
         for c in range(hi - lo):
             m0[c] = abs(yy[c] - rr[c])
+    exponent = -1.0 / 5.0
     h = min(h_next, max_step)
     rejected = False
     # a stage's state (``state``, from ``R``): only the entries ``live`` are formed (and
     # read by the right-hand side); the others are never read, so they are not copied
     while True:
-        h, last = _trial(t, h, t_bound)
+        last = t + h >= t_bound
+        if last:
+            h = t_bound - t
         for r in range(formed.shape[0]):  # (the wheels' rates: the zeros ks holds, as f's)
             lo, hi = formed[r, 0], formed[r, 1]
             k0, ff = ks[0, lo:hi], f[lo:hi]
@@ -583,9 +586,10 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             if not last:
                 h_next = min(h * _step_factor(norm, rejected), max_step)
             return True, (t_bound if last else t + h), h_next, h
+        factor = max(0.2, 0.9 * norm ** exponent)
         counts[1] += 1
         rejected = True
-        h *= _shrink_factor(norm)
+        h *= factor
         if h < MIN_STEP * max(1.0, abs(t)):
             return False, t, h_next, h
 
