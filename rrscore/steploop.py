@@ -506,19 +506,6 @@ def _step_factor(norm, rejected):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
-def _shrink_factor(norm):  # pragma: no cover (compiled)
-    """The factor on a rejected trial's size for the next trial (as the solver sets it)."""
-    return max(0.2, 0.9 * norm ** (-1.0 / 5.0))
-
-
-@njit(cache=True, _nrt=False)
-def _trial(t, h, t_bound):  # pragma: no cover (compiled)
-    """A trial's size from ``t`` at most ``h``, not past ``t_bound``; whether it ends there."""
-    last = t + h >= t_bound
-    return (t_bound - t if last else h), last
-
-
-@njit(cache=True, _nrt=False)
 def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
           formed, controlled, ks, ref, mag0, cf, counts, y1):  # pragma: no cover (compiled)
     """One accepted Dormand-Prince step from ``(t, y, f)``, not past ``t_bound``, as
@@ -629,8 +616,12 @@ def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, count
     xs = y[sx:sx + n]
     h = min(h_next, max_step)
     rejected = False
+    # (the step-size control as _step's, written out again: as functions of their own
+    # called from _step, they made the spring case 10 % slower, bench_ab.py)
     while True:
-        h, last = _trial(t, h, t_bound)
+        last = t + h >= t_bound
+        if last:
+            h = t_bound - t
         bad = 0
         for i in range(1, 7):
             out = zs if i < 6 else z1
@@ -687,7 +678,7 @@ def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, count
             return True, (t_bound if last else t + h), h_next, h
         counts[1] += 1
         rejected = True
-        h *= _shrink_factor(norm)
+        h *= max(0.2, 0.9 * norm ** (-1.0 / 5.0))
         if h < MIN_STEP * max(1.0, abs(t)):
             return False, t, h_next, h
 
