@@ -92,6 +92,8 @@ WATCH_SIZE = 12
 # Results of a control step: taken with the inputs unchanged, taken with new inputs (a
 # restart), handed back to Python undone.
 KEPT, RESTARTED, HANDED_BACK = 0, 1, 2
+#: Bits of :func:`control_step`'s ``flags``.
+RIGID, CHECKED = 1, 2
 
 
 def _no_step(t, dt, x, v, fields, q_a, q_r):  # pragma: no cover (compiled)
@@ -296,6 +298,16 @@ def _refused(q_a, q_r):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
+def _same(a, b):  # pragma: no cover (compiled)
+    """Whether ``a`` and ``b`` hold the same values (NaN: never), or-ed over every entry
+    with no early exit, so that the compiler vectorises the loop."""
+    differ = 0
+    for j in range(a.size):
+        differ |= np.int64(not a[j] == b[j])
+    return differ == 0
+
+
+@njit(cache=True, _nrt=False)
 def _axles_change(q_a, q_r, sign, axles, rolling, torque, axle_brake):  # pragma: no cover
     """Whether an axle of the batch is newly driven or braked by its kernel's outputs
     (``q_a``, ``q_r``: rows per vehicle; ``sign``: each one's orientation; ``axles``: its
@@ -317,7 +329,8 @@ def _axles_change(q_a, q_r, sign, axles, rolling, torque, axle_brake):  # pragma
 def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
                  body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
                  rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
-                 slip, held, has_friction, rigid, watch, work):  # pragma: no cover (compiled)
+                 slip, held, has_friction, flags, watch,
+                 work):  # pragma: no cover (compiled)
     """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
     takes it where no key is held and no driver's action is due: the built-in driver's
     decision where the loop takes it (``driver``, rows: its state, a copy, its settings;
@@ -330,7 +343,12 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     (nothing done: the buffer and the driver's state as they were). ``work``:
     :data:`CONTROL_WORK_ROWS` rows of a value per vehicle, room for a batch's positions
     and speeds (rows 0 and 1) and for the held inputs' sums (:func:`~rrscore.dynamics.
-    held_inputs_into`), so that it allocates nothing."""
+    held_inputs_into`), so that it allocates nothing. ``flags``: :data:`RIGID` (the
+    train moves as one body), :data:`CHECKED` (a control step of this call of the loop
+    has been taken before, so the buffer holds what it checked and placed: a batch whose
+    kernel leaves its outputs as they were is neither checked nor placed again, as
+    freight cars with nothing applied at every control step). (Flags in one argument:
+    a call of more than 30 arguments is one numba does not compile.)"""
     nv = body_force.size
     if _due(y, sx, sv, nv, watch):
         return HANDED_BACK
@@ -348,6 +366,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             return HANDED_BACK
         acted = code == 1
     nb = clay.shape[0]
+    kept = 0  # the batches whose outputs are as the last control step left them (bits)
     for b in range(nb):
         n, k, nf = clay[b, _N], clay[b, _K], clay[b, _NF]
         fields = cbuf[clay[b, _FIELDS]:clay[b, _FIELDS] + nf * n].reshape((nf, n))
@@ -369,6 +388,11 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             copy_into(cbuf, save)
             copy_into(dstate, dsave)
             return HANDED_BACK
+        lo = clay[b, _QA]  # Q_a, Q_r and the adhesion factors, one after the other
+        hi = lo + 2 * n * (k + 1) + n * k
+        if flags & CHECKED and _same(cbuf[lo:hi], save[lo:hi]):
+            kept |= 1 << b
+            continue
         # outputs step_problems would refuse (the Python path raises on them), or an axle
         # newly driven or braked, or no longer (the loaded axles change: their rows, the
         # slip margins' laws; the Python path rebuilds them). Or-ed over every entry, with
@@ -381,6 +405,8 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             return HANDED_BACK
     changed = False
     for b in range(nb):
+        if (kept >> b) & 1:
+            continue  # (placed as they are: _place would find nothing changed)
         n, k = clay[b, _N], clay[b, _K]
         size = n * (k + 1)
         if _place(cbuf[clay[b, _QA]:clay[b, _QA] + size].reshape((n, k + 1)),
@@ -416,7 +442,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                          aconst[1], rail_factor, aconst[2])
         held_inputs_into(held, has_friction, work[2:2 + HELD_WORK_ROWS], body_force,
                          body_resist, vconst[0], vconst[1], slip, loaded_vehicle, vconst[2],
-                         vconst[3], rigid)
+                         vconst[3], (flags & RIGID) != 0)
     return RESTARTED if changed or inputs_changed or acted else KEPT
 
 

@@ -11,13 +11,19 @@ Two kinds of hooks:
 * components (``rrs_vehicle_types``, ``rrs_coupler_models``, ``rrs_solvers``):
   called once, when the registry is built, to collect classes; the simulation
   then calls those classes' objects directly, never pluggy, inside its loop;
-* the drive's lifecycle (``rrs_drive_start``, ``rrs_sample``, ``rrs_event``,
-  ``rrs_drive_end``): called by every drive, for outputs and monitoring.
+* the drive's lifecycle (``rrs_drive_start``, ``rrs_sample``, ``rrs_sample_rows``,
+  ``rrs_event``, ``rrs_drive_end``): called by every drive, for outputs and
+  monitoring.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PROJECT = "rrscore"
 
@@ -82,6 +88,23 @@ def rrs_sample(drive, t: float, row: list[float]) -> None:
         ``drive.sample_state`` is the state vector at this row.
     :param t: simulated time of the row, s.
     :param row: the values, in the order of ``drive.columns`` (SI units).
+    """
+
+
+@hookspec
+def rrs_sample_rows(drive, t: np.ndarray, rows: np.ndarray) -> None:
+    """Called for each block of rows of the time series, in time order, once
+    ``rrs_sample`` has been called for each of them: a writer that takes rows in blocks
+    (as ``timeseries.csv`` does) costs the drive far less than one called row by row.
+    A block is the rows one call of the compiled step loop recorded (up to a few
+    dozen), or a single row where the drive samples in Python.
+
+    :param drive: the :class:`rrscore.Drive` (see ``rrs_drive_start``);
+        ``drive.sample_states()`` gives the state vectors at these rows, one row each
+        (formed at the first call: most writers need none).
+    :param t: simulated times of the rows, s (an array).
+    :param rows: the values, one row each, in the order of ``drive.columns`` (SI units;
+        a 2-D array).
     """
 
 

@@ -32,7 +32,7 @@ from .errors import OutputError, RrsError, plugin_failure
 
 #: The hooks a plugin that raised gets no more of in that drive (``rrs_drive_end`` it
 #: still gets: the hook specification promises it however the drive ends).
-PER_ROW = ("rrs_sample", "rrs_event")
+PER_ROW = ("rrs_sample", "rrs_sample_rows", "rrs_event")
 
 
 class LifecycleHooks:
@@ -69,6 +69,13 @@ class LifecycleHooks:
                 first = self._failure(hook, self._culprit(hook, exc), exc, t)
         if first is not None:
             raise first
+
+    def implemented(self, hook: str) -> bool:
+        """Whether a plugin that has not failed in this drive implements ``hook``."""
+        calls = self._calls.get(hook)
+        if calls is None:
+            calls = self._resolve(hook)
+        return bool(calls) if isinstance(calls, list) else True
 
     def _resolve(self, hook: str) -> list | pluggy.HookCaller:
         caller = getattr(self.manager.hook, hook)

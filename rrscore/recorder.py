@@ -122,6 +122,23 @@ class Recorder:
         if self._file is not None:
             self._file.write([f"{v:.10g}" for v in row])
 
+    def record_many(self, rows: np.ndarray) -> None:
+        """Add rows (a 2-D array, values in column order), as :meth:`record` one by one
+        would."""
+        if self.keep:
+            done = 0
+            while done < len(rows):
+                if not self._blocks or self._used == self._block_rows:
+                    self._blocks.append(np.empty((self._block_rows, len(self.columns))))
+                    self._used = 0
+                k = min(len(rows) - done, self._block_rows - self._used)
+                self._blocks[-1][self._used:self._used + k] = rows[done:done + k]
+                self._used += k
+                done += k
+        if self._file is not None:
+            for row in rows.tolist():
+                self._file.write([f"{v:.10g}" for v in row])
+
     def close(self) -> None:
         """Flush and close the file (safe to call twice)."""
         if self._file is not None:

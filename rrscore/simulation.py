@@ -1,11 +1,12 @@
 """The headless test drive: a :class:`~rrscore.run.Run` of a scenario, with its outputs.
 
 The drive calls the lifecycle hooks (:mod:`rrscore.hookspecs`):
-``rrs_drive_start`` once, ``rrs_sample`` for every row of the time series,
-``rrs_event`` for every event, and ``rrs_drive_end`` once however the drive
-ends. rrscore's own outputs are plugins on these hooks (:mod:`rrscore.outputs`):
+``rrs_drive_start`` once, ``rrs_sample`` for every row of the time series and
+``rrs_sample_rows`` for every block of rows (the rows one call of the compiled loop
+recorded), ``rrs_event`` for every event, and ``rrs_drive_end`` once however the
+drive ends. rrscore's own outputs are plugins on these hooks (:mod:`rrscore.outputs`):
 ``scenario.resolved.toml`` first, ``timeseries.csv`` and ``coupler_forces.csv``
-row by row, ``events.csv`` event by event, then the plots and ``summary.json``
+block by block, ``events.csv`` event by event, then the plots and ``summary.json``
 at the end, also when the drive is interrupted or something fails. The hooks are
 called through :mod:`rrscore.lifecycle`: a plugin that raises is named, and the
 others keep writing.
@@ -55,14 +56,17 @@ class Drive:
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        self.run_ = Run(scenario, on_sample=self._on_sample, on_event=self._on_event)
+        self.run_ = Run(scenario, on_sample=self._on_sample, on_event=self._on_event,
+                        on_rows=self._on_rows)
         self.columns = self.run_.columns
         self.out_dir: Path | None = None
         #: Per-drive state of plugins on the lifecycle hooks, by plugin name.
         self.store: dict[str, Any] = {}
         self.events: list[Event] = []
-        #: The state vector at the sample being handed to ``rrs_sample``.
-        self.sample_state: np.ndarray | None = None
+        # the states at the rows being handed on (an array, one row each, or the function
+        # that forms them: see sample_states), and the row rrs_sample has
+        self._states: np.ndarray | Callable[[], np.ndarray] | None = None
+        self._row = 0
         self._rows = Recorder(self.columns)
         self._hooks = LifecycleHooks(scenario.registry.manager)
 
@@ -82,10 +86,64 @@ class Drive:
         """The run's :class:`~rrscore.train.Train`."""
         return self.run_.train
 
+    @property
+    def sample_state(self) -> np.ndarray | None:
+        """The state vector at the row being handed to ``rrs_sample`` (formed on demand;
+        None between the blocks of the compiled loop's rows)."""
+        return None if self._states is None else self.sample_states()[self._row]
+
+    def sample_states(self) -> np.ndarray:
+        """The state vectors at the rows being handed to ``rrs_sample_rows``, one row
+        each (formed at the first call)."""
+        if callable(self._states):
+            self._states = self._states()
+        if self._states is None:
+            raise RuntimeError("no rows are being handed on")
+        return self._states
+
     def _on_sample(self, t: float, y: np.ndarray, row: list[float]) -> None:
+        """A row sampled in Python: ``rrs_sample``, then ``rrs_sample_rows`` with it alone
+        (also where a plugin failed on the first: the writers keep it)."""
         self._rows.record(row)
-        self.sample_state = y
-        self._hooks.call("rrs_sample", t, drive=self, t=t, row=row)
+        self._states, self._row = y[None, :], 0
+        error: RrsError | None = None
+        try:
+            self._hooks.call("rrs_sample", t, drive=self, t=t, row=row)
+        except RrsError as exc:
+            error = exc
+        self._hooks.call("rrs_sample_rows", t, drive=self, t=np.array([t]),
+                         rows=np.array([row], dtype=float))
+        if error is not None:
+            raise error
+
+    def _on_rows(self, t: np.ndarray, rows: np.ndarray,
+                 states: Callable[[], np.ndarray]) -> None:
+        """The rows one call of the compiled loop recorded: ``rrs_sample`` row by row where
+        a plugin implements it (up to a row a plugin failed on, as the Python path stops
+        there), then ``rrs_sample_rows`` with them all."""
+        self._states = states
+        done = len(t)
+        error: RrsError | None = None
+        try:
+            if self._hooks.implemented("rrs_sample"):
+                for r in range(len(t)):
+                    row = rows[r].tolist()
+                    self._rows.record(row)
+                    self._row = r
+                    try:
+                        self._hooks.call("rrs_sample", row[0], drive=self, t=row[0], row=row)
+                    except RrsError as exc:
+                        error, done = exc, r + 1
+                        break
+            else:
+                self._rows.record_many(rows)
+            self._row = done - 1
+            self._hooks.call("rrs_sample_rows", float(t[done - 1]), drive=self, t=t[:done],
+                             rows=rows[:done])
+        finally:  # the states are formed from the loop's buffers, which it reuses
+            self._states = None
+        if error is not None:
+            raise error
 
     def _on_event(self, event: Event) -> None:
         self.events.append(event)

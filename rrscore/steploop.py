@@ -48,7 +48,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
@@ -67,12 +67,14 @@ from .compiled import (
     plugin_state_rates,
 )
 from .controlsteps import (
+    CHECKED,
     CONTROL_KERNEL,
     CONTROL_WORK_ROWS,
     HANDED_BACK,
     LAYOUT_COLUMNS,
     MAX_CONTROL_BATCHES,
     RESTARTED,
+    RIGID,
     SET_KERNEL,
     W_DT,
     W_SAMPLE_DT,
@@ -747,6 +749,23 @@ def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_ra
 
 
 @njit(cache=True)
+def _sample_entries(rec, T, Y, F, KS, H, WHOLE, at, row, out):  # pragma: no cover
+    """Entries ``at[:, 0]`` (ranges of one entry each, none a wheel's) of the samples'
+    states, as :func:`_sample_states` forms them, into the columns of ``out``;
+    ``row``: room for a state."""
+    for r in range(rec.shape[0]):
+        j = int(rec[r, 1])
+        if rec[r, 4] == 0.0 or rec[r, 0] <= T[j]:
+            for q in range(at.shape[0]):
+                out[r, q] = Y[j, at[q, 0]]
+        else:
+            _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
+                         F[j + 1], KS[j], WHOLE[j], at, row)
+            for q in range(at.shape[0]):
+                out[r, q] = row[at[q, 0]]
+
+
+@njit(cache=True)
 def _record_sample(samples, cstate, watch, where, kind, traction):  # pragma: no cover
     """The run's next sample (``watch[W_SAMPLE_K]``) recorded in row ``cstate[5]`` of
     ``samples``: its time, where its state is, its ``kind`` and drive force (see
@@ -939,6 +958,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     # by a sample before the next)
     traction = 0.0
     traction_due = sampling
+    checked = False  # a control step taken in this call (see control_step)
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
         # loop took (with new inputs: ``fresh``)
@@ -1120,8 +1140,9 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 driver, sections, inputs, body_force, body_resist,
                                 axle_torque, brake_own, axle_brake, rail_factor,
                                 rail_condition, rolling, vconst, aconst, axle_vehicle,
-                                loaded_vehicle, slip, held, has_friction, lay[5] != 0, watch,
-                                c_work)
+                                loaded_vehicle, slip, held, has_friction,
+                                (RIGID if lay[5] else 0) | (CHECKED if checked else 0),
+                                watch, c_work)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
             copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
             copy_into(driver[0], driver[1])
@@ -1133,6 +1154,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             break
         cstate[0] += 1
         cstate[1] += 1
+        checked = True
         if sampling and code == RESTARTED:  # new inputs (KEPT: none changed)
             traction_due = True
         if t >= t_end:  # a sample is due here: the run takes it, then the restart
@@ -1186,15 +1208,31 @@ def _kernel_is_current(cls: type) -> bool:
                for name in ("force", "rates", "force_and_rates", "kernel_params"))
 
 
-class LoopSamples(NamedTuple):
+class LoopSamples:
     """The samples one call of the loop recorded in its steps and at the control times
-    it took (see :func:`_advance`), for the run's time series: their times, the states
-    there (one row each), the lead vehicle's acceleration and the train's drive force."""
+    it took (see :func:`_advance`), for the run's time series: their times, the lead
+    vehicle's position, speed and acceleration, the rear vehicle's position and the
+    train's drive force, one value each; the whole states there on demand
+    (:meth:`states`: most rows need none of it), while the loop's buffers still hold
+    the call's steps, that is until it runs again."""
 
-    t: np.ndarray
-    y: np.ndarray
-    accel: np.ndarray
-    traction: np.ndarray
+    __slots__ = ("t", "lead_x", "lead_v", "rear_x", "accel", "traction", "_form", "_states")
+
+    def __init__(self, t: np.ndarray, entries: np.ndarray, accel: np.ndarray,
+                 traction: np.ndarray, form: Callable[[], np.ndarray]) -> None:
+        self.t, self.accel, self.traction = t, accel, traction
+        self.lead_x, self.lead_v, self.rear_x = entries[:, 0], entries[:, 1], entries[:, 2]
+        self._form = form
+        self._states: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def states(self) -> np.ndarray:
+        """The states at the samples, one row each (formed at the first call)."""
+        if self._states is None:
+            self._states = self._form()
+        return self._states
 
 
 class Steps:
@@ -1361,6 +1399,12 @@ class StepLoop:
         # acceleration, the drive force, kind; room for one per control time (one per
         # row), and for samples between them (set at each run: _sample_rows)
         self._samples = np.zeros((size + 1, 5))
+        # the entries of a sample's state its row reads (the lead's position and speed,
+        # the rear's position), as ranges, and room for a state (see _recorded)
+        self._sample_at = np.array([[dyn.sx.start, dyn.sx.start + 1],
+                                    [dyn.sv.start, dyn.sv.start + 1],
+                                    [dyn.sx.stop - 1, dyn.sx.stop]], dtype=np.int64)
+        self._sample_row = np.empty(n)
         #: The samples the last :meth:`run` recorded (:class:`LoopSamples`), or None.
         self.samples: LoopSamples | None = None
         #: Where the loop records the run's samples (see :meth:`run`): a function giving
@@ -1586,13 +1630,22 @@ class StepLoop:
             self._samples = np.zeros((rows, self._samples.shape[1]))
 
     def _recorded(self, rec: np.ndarray) -> LoopSamples:
-        """The samples of the rows ``rec`` a call recorded (see :func:`_advance`), with
-        their states (:func:`_sample_states`)."""
-        y = np.empty((rec.shape[0], self._Y.shape[1]))
-        b = self._bodies
-        _sample_states(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
-                       self._formed, b[0], b[4], b[5], b[6], y)
-        return LoopSamples(rec[:, 0].copy(), y, rec[:, 2].copy(), rec[:, 3].copy())
+        """The samples of the rows ``rec`` a call recorded (see :func:`_advance`): the
+        lead's position and speed and the rear's position at each (:func:`_sample_entries`),
+        their states on demand (:func:`_sample_states`)."""
+        rec = rec.copy()  # (the buffer's rows are the next call's)
+        entries = np.empty((rec.shape[0], 3))
+        _sample_entries(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
+                        self._sample_at, self._sample_row, entries)
+
+        def form() -> np.ndarray:
+            y = np.empty((rec.shape[0], self._Y.shape[1]))
+            b = self._bodies
+            _sample_states(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
+                           self._formed, b[0], b[4], b[5], b[6], y)
+            return y
+
+        return LoopSamples(rec[:, 0], entries, rec[:, 2], rec[:, 3], form)
 
     def run(self, t_end: float, resume: bool = False,
             fresh: bool = False) -> tuple[int, Steps | None]:

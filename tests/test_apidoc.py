@@ -27,7 +27,7 @@ def test_reference_covers_every_hook_class_and_the_control_step():
         assert f"### `{f.__name__}(" in text
     assert [f.__name__ for f in hooks()] == [
         "rrs_vehicle_types", "rrs_coupler_models", "rrs_solvers", "rrs_drive_start",
-        "rrs_sample", "rrs_event", "rrs_drive_end"]
+        "rrs_sample", "rrs_sample_rows", "rrs_event", "rrs_drive_end"]
     for cls in apidoc.CLASSES:
         assert f"### `{cls.__module__}.{cls.__name__}`" in text
     assert "## A control step\n\nEach control step: check the stop conditions" in text

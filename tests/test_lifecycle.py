@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import CONFIGS, make_scenario
 
@@ -16,6 +17,7 @@ import rrscore
 from rrscore import Drive
 from rrscore.errors import OutputError, PluginError
 from rrscore.pluginmanager import load_registry
+from rrscore.scenario import load_scenario
 
 LOCO = {"config": "vehicles/simple_loco.toml"}
 FULL = [{"at_time": 0.0, "set": {"traction_level": 1.0}}]
@@ -179,3 +181,64 @@ def test_rrs_drive_names_a_failing_plugin_without_a_traceback(tmp_path: Path) ->
     assert (f"plugin 'bad_sampler@{plugins}' (rrs_sample) raised ValueError: oops, "
             "at t = 3.000 s") in proc.stderr
     assert json.loads((out / "summary.json").read_text())["stop_reason"] == "error"
+
+
+def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series() -> None:
+    blocks: list[tuple] = []
+
+    def rrs_sample_rows(drive, t, rows):
+        blocks.append((t.copy(), rows.copy(), drive.sample_states().copy()))
+
+    # the rigid train of the shipped scenario: a control step's samples in the loop
+    registry = load_registry(extra=[Hooks("blocks", rrs_sample_rows=rrs_sample_rows)],
+                             use_entry_points=False)
+    scenario = load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml", registry)
+    d = Drive(scenario.with_values({"stop.max_time": "300 s"}))
+    result = d.run()
+    dyn = d.run_.dyn
+    rows = np.concatenate([b[1] for b in blocks])
+    series = np.column_stack([result.series[c] for c in d.columns])
+    np.testing.assert_array_equal(rows, series)
+    np.testing.assert_array_equal(np.concatenate([b[0] for b in blocks]), series[:, 0])
+    # the compiled loop hands its rows on together, far fewer blocks than rows
+    assert len(blocks) < len(rows) / 5, (len(blocks), len(rows))
+    # each block's states are the states at its rows: the lead's position and speed
+    for t, block, states in blocks:
+        assert states.shape == (len(t), dyn.size)
+        np.testing.assert_array_equal(states[:, dyn.sx.start], block[:, 1])
+        np.testing.assert_array_equal(states[:, dyn.sv.start], block[:, 2])
+
+
+def test_rrs_sample_sees_each_row_of_a_block_with_its_state() -> None:
+    single: list[tuple] = []
+    blocks: list[np.ndarray] = []
+
+    def rrs_sample(drive, t, row):
+        single.append((t, list(row), drive.sample_state.copy()))
+
+    def rrs_sample_rows(drive, rows):
+        blocks.append(rows.copy())
+
+    d = drive_with(Hooks("both", rrs_sample=rrs_sample, rrs_sample_rows=rrs_sample_rows),
+                   max_time=60.0)
+    d.run()
+    rows = np.concatenate(blocks)
+    assert [s[1] for s in single] == rows.tolist()
+    assert [s[0] for s in single] == rows[:, 0].tolist()
+    sx = d.run_.dyn.sx.start
+    assert [s[2][sx] for s in single] == rows[:, 1].tolist()
+
+
+def test_a_plugin_raising_in_rrs_sample_rows_is_named_and_the_timeseries_is_kept(
+        tmp_path: Path) -> None:
+    def rrs_sample_rows(t):
+        if t[-1] >= 3.0:
+            raise ValueError("full")
+
+    d = drive_with(Hooks("bad_block", rrs_sample_rows=rrs_sample_rows))
+    with pytest.raises(PluginError) as info:
+        d.run(tmp_path)
+    assert "plugin 'bad_block' (rrs_sample_rows) raised ValueError: full" in str(info.value)
+    with open(tmp_path / "timeseries.csv", newline="") as fh:
+        times = [float(r["time_s"]) for r in csv.DictReader(fh)]
+    assert times[:4] == [0.0, 1.0, 2.0, 3.0]  # the writers had the block it failed on

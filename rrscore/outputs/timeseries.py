@@ -1,7 +1,9 @@
 """``timeseries.csv`` (the scenario's signals) and ``coupler_forces.csv`` (every coupling's
-force), written row by row as the drive samples, so an interrupted drive keeps them."""
+force), written block by block as the drive samples, so an interrupted drive keeps them."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..hookspecs import hookimpl
 from ..recorder import Recorder
@@ -22,15 +24,17 @@ def rrs_drive_start(drive) -> None:
 
 
 @hookimpl
-def rrs_sample(drive, t: float, row: list[float]) -> None:
-    """Write the row, and every coupling's force at the same instant."""
+def rrs_sample_rows(drive, t: np.ndarray, rows: np.ndarray) -> None:
+    """Write the rows, and every coupling's force at the same instants."""
     series = drive.store.get("timeseries")
     if series is None:
         return
-    series.record(row)
+    series.record_many(rows)
     forces = drive.store.get("coupler_forces")
     if forces is not None:
-        forces.record([t, *drive.dyn.coupler_forces(drive.sample_state)])
+        states = drive.sample_states()
+        for r in range(len(t)):
+            forces.record([float(t[r]), *drive.dyn.coupler_forces(states[r])])
 
 
 @hookimpl
