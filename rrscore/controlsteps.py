@@ -298,6 +298,19 @@ def _refused(q_a, q_r):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
+def copy_writable(to, frm, clay):  # pragma: no cover (compiled)
+    """What a control step may write before it is handed back (each batch's fields, Q_a,
+    Q_r and adhesion factors, one after the other in the buffer) copied from ``frm`` to
+    ``to``: to keep the buffer, and to undo the step (the orientations and what was last
+    placed, two fifths of the buffer, are written only once it is taken)."""
+    for b in range(clay.shape[0]):
+        lo, hi = clay[b, _FIELDS], clay[b, _SIGN]
+        t, f = to[lo:hi], frm[lo:hi]
+        for j in range(hi - lo):
+            t[j] = f[j]
+
+
+@njit(cache=True, _nrt=False)
 def _same(a, b):  # pragma: no cover (compiled)
     """Whether ``a`` and ``b`` hold the same values (NaN: never), or-ed over every entry
     with no early exit, so that the compiler vectorises the loop."""
@@ -354,14 +367,14 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         return HANDED_BACK
     dt = watch[W_DT]
     dstate, dsave = driver[0], driver[1]
-    copy_into(save, cbuf)  # to undo the kernels' writes where the step is handed back
+    copy_writable(save, cbuf, clay)  # to undo the kernels' writes where handed back
     copy_into(dsave, dstate)
     acted = False
     if dstate[D_ON] != 0.0:
         code = _drive(t, y, sx, sv, nv, kern, cbuf, clay, dstate, driver[2],
                       sections, watch)
         if code < 0:
-            copy_into(cbuf, save)
+            copy_writable(cbuf, save, clay)
             copy_into(dstate, dsave)
             return HANDED_BACK
         acted = code == 1
@@ -385,7 +398,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                 for i in range(n):
                     fields[r, i] = y[at + i]
         if _step_kernel(kern, b, t, dt, x, v, fields, q_a, q_r) != 0:
-            copy_into(cbuf, save)
+            copy_writable(cbuf, save, clay)
             copy_into(dstate, dsave)
             return HANDED_BACK
         lo = clay[b, _QA]  # Q_a, Q_r and the adhesion factors, one after the other
@@ -400,7 +413,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         if _refused(flat_a, flat_r) or _axles_change(
                 q_a, q_r, cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n],
                 cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k], rolling, torque, axle_brake):
-            copy_into(cbuf, save)
+            copy_writable(cbuf, save, clay)
             copy_into(dstate, dsave)
             return HANDED_BACK
     changed = False

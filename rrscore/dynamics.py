@@ -253,19 +253,27 @@ class VehicleStates(Component):
         return {k: ("vehicle", units[k], column(parts)) for k, parts in where.items()}
 
 
-@njit(cache=True)
-def traction_total(body_force, torque, axle_vehicle, radius):  # pragma: no cover (compiled)
+@njit(cache=True, _nrt=False)
+def traction_sum(body_force, torque, axle_vehicle, radius, per):  # pragma: no cover
     """The drive force summed over the train (N): each vehicle's body force and its
-    axles' torques over their radii, vehicle by vehicle in train order. The run's time
-    series and the compiled loop's samples (:mod:`rrscore.steploop`) both take it
-    from here, so that the two agree to the bit."""
-    per = np.zeros(body_force.size)
+    axles' torques over their radii, vehicle by vehicle in train order (``per``: room
+    for a value per vehicle). The run's time series (:func:`traction_total`) and the
+    compiled loop's samples (:mod:`rrscore.steploop`) both take it from here, so that
+    the two agree to the bit."""
+    for i in range(per.size):
+        per[i] = 0.0
     for a in range(torque.size):
         per[axle_vehicle[a]] += torque[a] / radius[a]
     total = 0.0
     for i in range(body_force.size):
         total += body_force[i] + per[i]
     return total
+
+
+@njit(cache=True)
+def traction_total(body_force, torque, axle_vehicle, radius):  # pragma: no cover (compiled)
+    """:func:`traction_sum` with room of its own."""
+    return traction_sum(body_force, torque, axle_vehicle, radius, np.empty(body_force.size))
 
 
 class TrainDynamics:

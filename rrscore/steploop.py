@@ -82,9 +82,10 @@ from .controlsteps import (
     WATCH_SIZE,
     ControlSteps,
     control_step,
+    copy_writable,
 )
 from .copies import copy_into, copy_rows
-from .dynamics import traction_total
+from .dynamics import traction_sum
 from .errors import interruption_behind
 from .integrator import (
     EVENT_RTOL,
@@ -96,7 +97,15 @@ from .integrator import (
     illinois_update,
     kink_bound,
 )
-from .rigidbody import I_SIZE, I_STATES, RigidBody, held_sums, rigid_fill, rigid_rates
+from .rigidbody import (
+    I_SIZE,
+    I_STATES,
+    RigidBody,
+    equal_speeds,
+    held_sums,
+    rigid_fill,
+    rigid_rates,
+)
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -585,18 +594,19 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
 
 @njit(cache=True, _nrt=False)
 def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, counts,
-                y1):  # pragma: no cover (compiled)
+                y1, f1):  # pragma: no cover (compiled)
     """One accepted Dormand–Prince step of a rigid train taken as one body
     (:mod:`rrscore.rigidbody`): the stages, the error control and the step-size control of
     :func:`_step` on the small state (:func:`~rrscore.rigidbody.rigid_rates`), the error
     of the positions as the multi-body layout would weigh it (each vehicle's own
     position: the least sets the bound); then the whole state at the end
     (:func:`~rrscore.rigidbody.rigid_fill`, the wheels read off the bodies), its
-    derivative into ``ks[6]`` and the coupler forces into ``cf`` (the right-hand side
-    of the whole state, as the step's last stage is on the multi-body layout). ``ks[0]``
-    gets ``f`` on the entries ``formed``; the other stages of the whole state are not
-    formed (the step's dense output is the cubic Hermite between its ends). Returns
-    ``(ok, t1, h_next, h)`` as :func:`_step`."""
+    derivative into ``f1`` (the buffer's next row: a copy less) and the coupler forces
+    into ``cf`` (the right-hand side of the whole state, as the step's last stage is on
+    the multi-body layout; the wheels' entries of ``f1`` left as they are, zero).
+    ``ks[0]`` gets ``f`` on the entries ``formed``; the other stages of the whole state
+    are not formed (the step's dense output is the cubic Hermite between its ends).
+    Returns ``(ok, t1, h_next, h)`` as :func:`_step`."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
         direction, work, err, state = R
     tab, consts, groups, ints, zmap, zlay, zindex, vgroup, tol, kept, zw = RB
@@ -673,7 +683,7 @@ def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, count
                 k0, ff = ks[0, lo:hi], f[lo:hi]
                 for c in range(hi - lo):
                     k0[c] = ff[c]
-            _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+            _rhs(t + h, y1, f1, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                  inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
             if not last:
                 h_next = min(h * _step_factor(norm, rejected), max_step)
@@ -958,6 +968,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     # by a sample before the next)
     traction = 0.0
     traction_due = sampling
+    t_per = np.empty(body_force.size)  # (traction_sum's room)
     checked = False  # a control step taken in this call (see control_step)
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
@@ -1003,19 +1014,21 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             y1 = Y[steps + 1]
             # a rigid train taken as one body (rrscore.rigidbody): ``rb_tab`` None where
             # not, so that numba compiles the loop without this branch for other trains
-            if rb_tab is not None:
+            if rb_tab is not None:  # (the end's derivative straight into F's next row)
+                f_end = F[steps + 1]
                 ok, t1, h_new, h_used = _rigid_step(
                     t, y, f, h_next, t_bound, max_step, R,
                     (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_zlay, rb_zindex,
-                     rb_vgroup, rb_tol, rb_kept, rb_work), formed, ks, cf, tmp, y1)
+                     rb_vgroup, rb_tol, rb_kept, rb_work), formed, ks, cf, tmp, y1, f_end)
             else:
+                f_end = ks[6]
                 ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
                                               rtol, weights, R, live, formed, controlled, ks,
                                               ref, mag0, cf, tmp, y1)
             if not ok:
                 status = PYTHON
                 break
-            ng = _events(y1, ks[6], cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
+            ng = _events(y1, f_end, cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
                          laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
             whole = rb_tab is None  # (one body: the Hermite between the step's ends)
             n_edges = 0
@@ -1053,7 +1066,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                         copy_rows(ks, ks2)
                     t1, y1, h_new, f1 = ta, ya, ha, fa
                 else:
-                    f1 = ks[6].copy()
+                    f1 = f_end.copy()
                 # the edges reached now: crossed, or on the surface within rounding
                 for e in range(nc * nk):
                     landed[e] = False
@@ -1072,7 +1085,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 counts[2] += resteps
                 counts[3] += n_edges
             else:
-                f1 = ks[6]
+                f1 = f_end
             counts[0] += tmp[0]
             counts[1] += tmp[1]
             counts[2] += 1
@@ -1081,7 +1094,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             T[steps] = t1
             if resteps:  # (else the step's end is there already)
                 copy_into(Y[steps], y1)
-            copy_into(F[steps], f1)
+            if resteps or rb_tab is None or located:  # (one body: F's row is f_end)
+                copy_into(F[steps], f1)
             f0 = f1
             cstate[3] = 0  # a step taken since the loop's last restart
             WHOLE[steps - 1] = whole
@@ -1107,8 +1121,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                      inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
                 if traction_due:
-                    traction = traction_total(body_force, axle_torque, axle_vehicle,
-                                              aconst[0])
+                    traction = traction_sum(body_force, axle_torque, axle_vehicle,
+                                            aconst[0], t_per)
                     traction_due = False
                 r = _record_sample(samples, cstate, watch, j, 1.0, traction)
                 samples[r, 2] = s_dy[lay[1]]
@@ -1144,7 +1158,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                 (RIGID if lay[5] else 0) | (CHECKED if checked else 0),
                                 watch, c_work)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
-            copy_into(cbuf, save)  # control steps Python's (whose step names the plugin)
+            # control steps Python's (whose step names the plugin)
+            copy_writable(cbuf, save, clay)
             copy_into(driver[0], driver[1])
             cstate[4] = 1
             code = HANDED_BACK
@@ -1169,7 +1184,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 frozen[i] = has_friction[i] and direction[i] != 0.0
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
             if traction_due:
-                traction = traction_total(body_force, axle_torque, axle_vehicle, aconst[0])
+                traction = traction_sum(body_force, axle_torque, axle_vehicle, aconst[0],
+                                        t_per)
                 traction_due = False
             r = _record_sample(samples, cstate, watch, steps, 0.0, traction)
             if fresh:  # the restart's derivative, taken next at the same state and inputs
@@ -1385,7 +1401,9 @@ class StepLoop:
         size = self._size
         self._T = np.empty(size + 1)
         self._Y = np.empty((size + 1, n))
-        self._F = np.empty((size + 1, n))
+        # zeros: the rolling wheels' rates, which the one body's steps do not write
+        # (rrscore.rigidbody: its right-hand side goes straight into F's rows)
+        self._F = np.zeros((size + 1, n))
         # zeros: a step's stages leave the rolling wheels' rates (zero) as they are, so that
         # half a long train's stages (its wheels) need not be written at every step
         self._KS = np.zeros((size, 7, n))
@@ -1519,8 +1537,7 @@ class StepLoop:
         if not self.one_body or not dyn.rigid or self._body is False:
             return None
         body = self._body
-        v = y[dyn.sv]
-        if np.any(v != v[0]):
+        if not equal_speeds(y, dyn.sv.start, dyn.n):
             return None
         if body is None or not body.fits(y, dyn.sx):
             atol, rtol = (np.broadcast_to(np.asarray(a, dtype=float), y.shape)
