@@ -55,7 +55,7 @@ CASES = {
               "start": {"position": "2 km", "speed": "80 km/h"},
               "driver": [{"at_time": 2.0, "set": {"brake_valve": 5}}], "standstill": True},
     "demo": {"scenario": "freight_50", "repeat": 1},
-    "rigid": {"scenario": "rigid_40km", "repeat": 3, "multibody": True},
+    "rigid": {"scenario": "rigid_40km", "repeat": 5, "multibody": True},
 }
 
 
