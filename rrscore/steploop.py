@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit, types
-from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 from numba.experimental import structref
 
 from .adhesion import interp_one
@@ -1516,12 +1516,24 @@ class StepLoop:
                       *self._air(), *self._bodies, b.held, b.frozen, b.direction,
                       self._work)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
-            interruption = interruption_behind(exc)  # a signal met in compiled code
-            if interruption is not None:
-                raise interruption from None
-            self.failed = True
+            self._fail(exc)
             return dyn.rhs(t, y)
         return dy
+
+    def _fail(self, exc: Exception) -> None:
+        """The loop raised ``exc``: the Python path serves the rest of the run (a plugin's
+        kernel that raised is named there, where it raises again). An interruption met in
+        compiled code is raised; the loop itself not compiling is a bug of rrscore's,
+        which would otherwise only show as a drive fifty times as slow: warned of."""
+        interruption = interruption_behind(exc)  # a signal met in compiled code
+        if interruption is not None:
+            raise interruption from None
+        if isinstance(exc, NumbaError):
+            line = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")
+            warnings.warn(f"rrscore's compiled step loop did not compile ({type(exc).__name__}: "
+                          f"{line}); this run goes on on the Python path (the same results, "
+                          "far slower). Please report it.", RuntimeWarning, stacklevel=2)
+        self.failed = True
 
     def _air(self) -> tuple[np.ndarray, np.ndarray]:
         """The main reservoirs' states the air brake draws from and its rates, held over
@@ -1731,10 +1743,7 @@ class StepLoop:
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
                 self._samples, *(self._no_body if body is None else body.args()))
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
-            interruption = interruption_behind(exc)  # a signal met in compiled code
-            if interruption is not None:
-                raise interruption from None
-            self.failed = True
+            self._fail(exc)
             return PYTHON, None
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])

@@ -195,6 +195,24 @@ def test_a_loop_that_fails_hands_the_drive_to_the_python_path(monkeypatch):
     assert fast.summary["steps"] == ref.summary["steps"]
 
 
+def test_a_loop_that_does_not_compile_is_warned_of_and_the_drive_goes_on(monkeypatch):
+    # numba refusing the loop itself (a bug of rrscore's, not a plugin's) would otherwise
+    # only show as a drive far slower than it should be
+    from numba.core.errors import TypingError
+
+    def refused(*args):
+        raise TypingError("Unsupported op-code encountered\nmore detail")
+
+    path = ROOT / "configs" / "scenarios" / "freight_50.toml"
+    drive = rrscore.Drive(_load(path, True).with_values({"stop.max_time": "30 s"}))
+    monkeypatch.setattr(drive.run_.integrator.loop, "_advance", refused)
+    with pytest.warns(RuntimeWarning, match=r"compiled step loop did not compile "
+                      r"\(TypingError: .*Unsupported op-code encountered\); this run goes on"):
+        result = drive.run()
+    assert drive.run_.integrator.loop.failed
+    assert result.summary["sim_time_s"] == 30.0
+
+
 def test_the_steps_the_loop_hands_on_carry_the_right_hand_side_at_their_states():
     # every step's derivatives, at its start (its first stage) and at its end, are the
     # Python path's right-hand side there, the rolling wheels' zero rates included
