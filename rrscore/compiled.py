@@ -371,8 +371,8 @@ class CompiledBodies:
 def _state_kernel(kern, b, t, v, s, inputs, ds):  # pragma: no cover (compiled)
     """Batch ``b``'s compiled ``state_rates``. Kept with numba's reference counting:
     through their function types the kernels run ten times as slowly without; and
-    only this, so that the views the caller takes are not counted (a fifth of a rigid
-    train's drive went on counting them)."""
+    only this, so that the views the caller takes are not counted (113 → 84 ns a call
+    of :func:`plugin_state_rates` for four main reservoirs)."""
     kern.states[b](t, v, s, inputs, ds)
 
 

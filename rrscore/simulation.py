@@ -102,25 +102,15 @@ class Drive:
         return self._states
 
     def _on_sample(self, t: float, y: np.ndarray, row: list[float]) -> None:
-        """A row sampled in Python: ``rrs_sample``, then ``rrs_sample_rows`` with it alone
-        (also where a plugin failed on the first: the writers keep it)."""
-        self._rows.record(row)
-        self._states, self._row = y[None, :], 0
-        error: RrsError | None = None
-        try:
-            self._hooks.call("rrs_sample", t, drive=self, t=t, row=row)
-        except RrsError as exc:
-            error = exc
-        self._hooks.call("rrs_sample_rows", t, drive=self, t=np.array([t]),
-                         rows=np.array([row], dtype=float))
-        if error is not None:
-            raise error
+        """A row sampled in Python: a block of one (see :meth:`_on_rows`)."""
+        self._on_rows(np.array([t]), np.array([row], dtype=float), lambda: y[None, :])
 
     def _on_rows(self, t: np.ndarray, rows: np.ndarray,
                  states: Callable[[], np.ndarray]) -> None:
-        """The rows one call of the compiled loop recorded: ``rrs_sample`` row by row where
-        a plugin implements it (up to a row a plugin failed on, as the Python path stops
-        there), then ``rrs_sample_rows`` with them all."""
+        """Rows of the time series (those one call of the compiled loop recorded, or one
+        sampled in Python): ``rrs_sample`` row by row where a plugin implements it (up to
+        a row a plugin failed on, where the run stops), then ``rrs_sample_rows`` with
+        them (also the one a plugin failed on: the writers keep it)."""
         self._states = states
         done = len(t)
         error: RrsError | None = None
