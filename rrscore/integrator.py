@@ -154,6 +154,12 @@ class Segment:
             self._fill(self.y0, y)
         return y
 
+    def lead(self, t: float, sx: int, sv: int) -> tuple[float, float]:
+        """The lead vehicle's position and speed at ``t`` (entries ``sx`` and ``sv`` of
+        the state)."""
+        y = self(t)
+        return float(y[sx]), float(y[sv])
+
 
 #: Iterations of the Illinois method at most (it stops when the bracket is
 #: :data:`EVENT_RTOL` of the step).

@@ -11,18 +11,21 @@ sum is linear but for the grade's cosine (``g / sqrt(1 + g^2)`` of the vehicles 
 across a change of grade: within 1e-9 of the train's weight on the shipped routes), so
 the table is read linearly.
 
-The loop (:func:`rrscore.steploop._rigid_step`) integrates a small state with the
-solver's own steps and error control (:func:`rigid_rates`): the lead's position and
-speed, the integrals the energy account needs (the distance run, the integrals of the
-speed's square and cube, of the air drag's power per unit of drag coefficient and of
-the starting resistance's power per group of vehicles sharing a starting speed) and the
-vehicle plugins' states. After each step :func:`rigid_fill` writes the whole state the
-multi-body layout holds, so that the events, the control steps, the samples and every
-output read it as before. Each vehicle's energy flows are the train's integrals times
-its own coefficients, and its work against gravity and curve resistance, which depend
-on where it stands, the exact integral along its path (:func:`path_work`: piecewise
-linear grade and curve resistance between knots). The Python path, which integrates
-every vehicle's state, stays the reference: the two agree to the solver's tolerance.
+The loop (:mod:`rrscore.rigidloop`) integrates a small state with the solver's own
+steps and error control (:func:`rigid_rates`): the lead's position and speed, the
+integrals the energy account needs (the distance run, the integrals of the speed's
+square and cube, of the air drag's power per unit of drag coefficient and of the
+starting resistance's power per group of vehicles sharing a starting speed), counted
+from the start of a call of the loop, and the vehicle plugins' states. The whole state
+the multi-body layout holds is formed from it only where it is read
+(:func:`body_state`): each vehicle where it stands relative to the lead, its wheels
+rolling, and its energy flows: the train's integrals times its own coefficients, the
+work of its held inputs over the stretches they held (the loop logs each change, and
+:func:`replay_to` closes each stretch), and its work against gravity and curve
+resistance, which depend on where it stands, the exact integral along its path
+(:func:`path_work`: piecewise linear grade and curve resistance between knots). The
+Python path, which integrates every vehicle's state, stays the reference: the two agree
+to the solver's tolerance.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .compiled import ROUTE_ROWS, _interval, coulomb_share, plugin_state_rates
+from .compiled import _interval, coulomb_share, plugin_state_rates
 from .state import entry_ranges
+from .wheelsets import fill_rolling
 
 if TYPE_CHECKING:
     from .dynamics import TrainDynamics
@@ -146,25 +150,6 @@ class RigidBody:
         self.vgroup, self.tol, self.kept = vgroup, tol, kept
         #: Each vehicle's position less the lead's, as the table was made for.
         self.rel = rel
-        #: Room for the small state's stages (rows 0 to 6), its start, a stage's state,
-        #: its end (rows 7 to 9).
-        self.work = np.zeros((10, int(ints[I_SIZE])))
-
-    def args(self) -> tuple[np.ndarray, ...]:
-        """The arrays the loop takes, in order."""
-        return (self.table, self.consts, self.groups, self.ints, self.zmap, self.zlay,
-                self.zindex, self.vgroup, self.tol, self.kept, self.work)
-
-    @staticmethod
-    def none_args() -> tuple[np.ndarray | None, ...]:
-        """What the loop takes for a train it does not take as one body: None for the table
-        (numba then compiles the loop without the one body's code), empty arrays of the
-        same types for the rest."""
-        return (None, np.zeros(CONST_SIZE), np.zeros((2, 0)),
-                np.zeros(INT_SIZE, dtype=np.int64), np.zeros(0, dtype=np.int64),
-                np.zeros((0, 4), dtype=np.int64), np.zeros(0, dtype=np.int64),
-                np.zeros(0, dtype=np.int64), np.zeros((2, 0)),
-                np.zeros((0, 2), dtype=np.int64), np.zeros((10, 0)))
 
     def fits(self, y: np.ndarray, sx: slice) -> bool:
         """Whether the vehicles stand where the table was made for (to a micrometre)."""
@@ -371,77 +356,121 @@ def path_work(x0, x1, half, knots, tables):  # pragma: no cover (compiled)
     return sign * g_int, c_int
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def rigid_fill(y, y1, z1, idx, knots, tables, static, held, ints, vgroup, zmap, kept,
-               work):  # pragma: no cover (compiled)
-    """The whole state at a step's end ``y1`` from its start ``y`` and the small state's
-    end ``z1`` (its integrals counted from the step's start): the vehicles' positions and
-    speeds, each one's energy flows, the plugins' states; the entries in the ranges
-    ``kept`` (the couplers' states: nothing deflects) as they were. The wheels are read off
-    the bodies after (:func:`rrscore.wheelsets.fill_rolling`). ``work``: room for three
-    rows of a value per vehicle.
+# Columns of the one body's log (rrscore.rigidloop): the row of the small state from which
+# it holds; the vehicle whose held inputs changed there (-1: the motion turned there, the
+# lead's position being the row's) and its held force, resistance with ``c0`` and
+# resistance alone from then on.
+L_ROW, L_VEHICLE, L_FORCE, L_RESIST_C0, L_RESIST = range(5)
+LOG_COLUMNS = 5
+# Rows of the replay's array (:func:`replay_to`), a value per vehicle each: its drive,
+# brake and held-resistance work up to its last change of held inputs; the displacement
+# and distance run there; its held force, resistance with ``c0`` and resistance alone
+# since; its gravity integral and curve integral up to the motion's last turn.
+(R_DRIVE, R_BRAKE, R_RESIST, R_X, R_D, R_FORCE, R_RESIST_C0, R_RESIST_HELD, R_GRAVITY,
+ R_CURVE) = range(10)
+REPLAY_ROWS = 10
+# Entries of the replay's scalars: the log's entries applied, the lead's position at the
+# motion's last turn (or the call's start), the row replayed to.
+S_APPLIED, S_TURN, S_ROW = range(3)
 
-    Each vehicle's gravity and curve-resistance work is the integral along its path
-    (:func:`path_work`), in one piece where neither end met a knot: the knot intervals
-    its ends stood in at the last body pass (``static``'s cached rows, see
-    :func:`rrscore.compiled.body_rates`) hold both ends of the path."""
-    sx, sv, energy = idx[0], idx[1], idx[4]
-    n = static.shape[1]
-    dx, v1 = z1[Z_X] - y[sx], z1[Z_V]
-    d_dist, d_s2, d_s3, d_air = z1[Z_D], z1[Z_S2], z1[Z_S3], z1[Z_AIR]
-    c = static[ROUTE_ROWS:]
-    half, weight, weight_kn, c1, c2, start_force = (static[0], static[1], static[2],
-                                                    static[3], static[4], static[5])
-    drag = static[7]
-    x0s, x1s, v1s = y[sx:sx + n], y1[sx:sx + n], y1[sv:sv + n]
-    g_int, c_int, met = work[0, :n], work[1, :n], work[2, :n]
-    f_from, f_to, f_start, f_slope, f_value, f_cslope, f_curve = (c[0], c[1], c[2], c[3],
-                                                                  c[4], c[5], c[6])
-    r_from, r_to, r_start, r_slope, r_value, r_cslope, r_curve = (c[7], c[8], c[9], c[10],
-                                                                  c[11], c[12], c[13])
-    # in one piece, from the cached intervals, without branches (so the compiler
-    # vectorises it); ``met``: the path left them
+
+@njit(cache=True, _nrt=False)
+def replay_from_start(rp, rs, held0, x0):  # pragma: no cover (compiled)
+    """The replay's arrays (:data:`REPLAY_ROWS` rows of a value per vehicle; scalars
+    :data:`S_APPLIED`, :data:`S_TURN`, :data:`S_ROW`) as at a call's start: nothing
+    accumulated nor applied, the held inputs ``held0`` (rows force, resistance with
+    ``c0``, resistance alone: the bodies' held rows 0 to 2), the lead at ``x0``."""
+    for r in range(rp.shape[0]):
+        for i in range(rp.shape[1]):
+            rp[r, i] = held0[r - R_FORCE, i] if R_FORCE <= r <= R_RESIST_HELD else 0.0
+    rs[S_APPLIED] = 0.0
+    rs[S_TURN] = x0
+    rs[S_ROW] = -1.0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def replay_to(j, Z, log, nlog, rp, rs, rel, half, knots, tables,
+              x0):  # pragma: no cover (compiled)
+    """The one body's log (:data:`LOG_COLUMNS`) applied in order up to the entries of row
+    ``j`` of the small state ``Z`` (rows from a call's start at lead position ``x0``):
+    each change of a vehicle's held inputs closes the work its last ones did over the
+    displacement and distance run since; each turn of the motion closes every vehicle's
+    gravity and curve integral along its path since the last (:func:`path_work`, which
+    takes a path one way). ``rp``, ``rs``: the replay's arrays (:func:`replay_from_start`),
+    updated. Rows replay forward only: one before the last replayed needs a new start."""
+    p = int(rs[S_APPLIED])
+    while p < nlog and log[p, L_ROW] <= j:
+        z = Z[int(log[p, L_ROW])]
+        i = int(log[p, L_VEHICLE])
+        if i >= 0:
+            dx = (z[Z_X] - x0) - rp[R_X, i]
+            dd = z[Z_D] - rp[R_D, i]
+            rp[R_DRIVE, i] += rp[R_FORCE, i] * dx
+            rp[R_BRAKE, i] += rp[R_RESIST_HELD, i] * dd
+            rp[R_RESIST, i] += (rp[R_RESIST_C0, i] - rp[R_RESIST_HELD, i]) * dd
+            rp[R_X, i] = z[Z_X] - x0
+            rp[R_D, i] = z[Z_D]
+            rp[R_FORCE, i] = log[p, L_FORCE]
+            rp[R_RESIST_C0, i] = log[p, L_RESIST_C0]
+            rp[R_RESIST_HELD, i] = log[p, L_RESIST]
+        else:
+            a, b = rs[S_TURN], z[Z_X]
+            for k in range(rel.size):
+                g, c = path_work(a + rel[k], b + rel[k], half[k], knots, tables)
+                rp[R_GRAVITY, k] += g
+                rp[R_CURVE, k] += c
+            rs[S_TURN] = b
+        p += 1
+    rs[S_APPLIED] = p
+    rs[S_ROW] = j
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def body_state(z, y0, y, rp, rs, rel, idx, knots, tables, static, ints, vgroup, zmap, kept,
+               axle_vehicle, inv_radius, axles):  # pragma: no cover (compiled)
+    """The whole state the multi-body layout holds, into ``y``, from the small state ``z``
+    (its integrals counted from a call's start at the whole state ``y0``) with the log
+    replayed up to its row (:func:`replay_to`): each vehicle where it stands relative to
+    the lead (``rel``) at the one speed, its wheels rolling (:func:`rrscore.wheelsets.
+    fill_rolling`), its energy flows (the work of its held inputs as replayed, the train's
+    integrals times its own coefficients, its gravity and curve work the exact integral
+    along its path), the plugins' states; the entries in the ranges ``kept`` (the
+    couplers' states and work: nothing deflects) as at the start."""
+    sx, sv, sphi, somega, energy = idx[0], idx[1], idx[2], idx[3], idx[4]
+    n = rel.size
+    xl, v = z[Z_X], z[Z_V]
+    x, vs = y[sx:sx + n], y[sv:sv + n]
     for i in range(n):
-        a = x0s[i]
-        b = a + dx
-        x1s[i] = b
-        v1s[i] = v1
-        h = half[i]
-        lo, hi = min(a, b), max(a, b)
-        inside = ((f_from[i] <= lo + h) & (hi + h < f_to[i]) & (r_from[i] <= lo - h)
-                  & (hi - h < r_to[i]))
-        met[i] = 0.0 if inside else 1.0
-        ga = ((f_slope[i] * (a + h - f_start[i]) + f_value[i])
-              - (r_slope[i] * (a - h - r_start[i]) + r_value[i])) / (2.0 * h)
-        gb = ((f_slope[i] * (b + h - f_start[i]) + f_value[i])
-              - (r_slope[i] * (b - h - r_start[i]) + r_value[i])) / (2.0 * h)
-        ca = ((f_cslope[i] * (a + h - f_start[i]) + f_curve[i])
-              - (r_cslope[i] * (a - h - r_start[i]) + r_curve[i])) / (2.0 * h)
-        cb = ((f_cslope[i] * (b + h - f_start[i]) + f_curve[i])
-              - (r_cslope[i] * (b - h - r_start[i]) + r_curve[i])) / (2.0 * h)
-        g_int[i], c_int[i] = _piece(b - a, ga, gb, ca, cb)
-        c_int[i] = abs(c_int[i])
-    for i in range(n):  # the paths that met a knot (or left the cached intervals)
-        if met[i] != 0.0:
-            g_int[i], c_int[i] = path_work(x0s[i], x1s[i], half[i], knots, tables)
-    e0 = y[energy:energy + 6 * n]
-    e1 = y1[energy:energy + 6 * n]
+        x[i] = xl + rel[i]
+        vs[i] = v
+    fill_rolling(y0, y, axles, axle_vehicle, inv_radius, sx, sv, sphi, somega)
+    half, weight, weight_kn, c1, c2, start_force, drag = (static[0], static[1], static[2],
+                                                          static[3], static[4], static[5],
+                                                          static[7])
+    dx, dist = xl - y0[sx], z[Z_D]
+    e0 = y0[energy:energy + 6 * n]
+    e1 = y[energy:energy + 6 * n]
     use_air = ints[I_AIR] != 0
+    turn = rs[S_TURN]
     for i in range(n):
+        g_int, c_int = path_work(turn + rel[i], xl + rel[i], half[i], knots, tables)
         k = vgroup[i]
-        start = start_force[i] * z1[Z_FIXED + k] if k >= 0 else 0.0
-        e1[i] = e0[i] + held[0, i] * dx  # drive
-        e1[n + i] = e0[n + i] + held[2, i] * d_dist  # brake
-        e1[2 * n + i] = e0[2 * n + i] + ((held[1, i] - held[2, i]) * d_dist + c1[i] * d_s2
-                                         + c2[i] * d_s3 + weight_kn[i] * c_int[i] + start)
-        e1[3 * n + i] = e0[3 * n + i] - weight[i] * g_int[i]  # gravity
-        e1[4 * n + i] = e0[4 * n + i] + (drag[i] * d_air if use_air else 0.0)
+        start = start_force[i] * z[Z_FIXED + k] if k >= 0 else 0.0
+        dd = dist - rp[R_D, i]
+        e1[i] = e0[i] + rp[R_DRIVE, i] + rp[R_FORCE, i] * (dx - rp[R_X, i])
+        e1[n + i] = e0[n + i] + rp[R_BRAKE, i] + rp[R_RESIST_HELD, i] * dd
+        e1[2 * n + i] = e0[2 * n + i] + (rp[R_RESIST, i]
+                                         + (rp[R_RESIST_C0, i] - rp[R_RESIST_HELD, i]) * dd
+                                         + c1[i] * z[Z_S2] + c2[i] * z[Z_S3]
+                                         + weight_kn[i] * (rp[R_CURVE, i] + c_int) + start)
+        e1[3 * n + i] = e0[3 * n + i] - weight[i] * (rp[R_GRAVITY, i] + g_int)
+        e1[4 * n + i] = e0[4 * n + i] + (drag[i] * z[Z_AIR] if use_air else 0.0)
         e1[5 * n + i] = e0[5 * n + i]  # slip: every axle rolls
     first = ints[I_STATES]
     for q in range(zmap.size):
-        y1[zmap[q]] = z1[first + q]
+        y[zmap[q]] = z[first + q]
     for r in range(kept.shape[0]):
-        lo_, hi_ = kept[r, 0], kept[r, 1]
-        a0, a1 = y[lo_:hi_], y1[lo_:hi_]
-        for j in range(hi_ - lo_):
+        lo, hi = kept[r, 0], kept[r, 1]
+        a0, a1 = y0[lo:hi], y[lo:hi]
+        for j in range(hi - lo):
             a1[j] = a0[j]

@@ -469,18 +469,16 @@ class Run:
         """Steps of the compiled loop, all at once: what :meth:`_segment` does for each
         of them, in a few array operations; a step becomes a segment only where a sample
         or a named point falls in it."""
-        dyn, tr = self.dyn, self.train
-        y1 = steps.y[1:]
+        tr = self.train
         if tr.count > 1:
-            self.monitor.update_many(steps.t[1:], y1[:, dyn.sx][:, :-1] - tr.half_length[:-1],
+            self.monitor.update_many(steps.t[1:], steps.x()[1:, :-1] - tr.half_length[:-1],
                                      steps.coupler_forces)
         if self.brakes is not None:
             self.brakes.steps(steps)
-        v = y1[:, dyn.sv.start]
-        self.max_speed = max(self.max_speed, max_abs(v))
+        self.max_speed = max(self.max_speed, max_abs(steps.lead_v[1:]))
         points = self.scenario.route.points
         if len(self.passages) < len(points):
-            fronts = steps.y[:, dyn.sx.start] + tr.half_length[0]
+            fronts = steps.lead_x + tr.half_length[0]
             lo, hi = extremes(fronts)
             for name, p in points.items():
                 if name in self.passages or not lo < p <= hi:
@@ -538,17 +536,18 @@ class Run:
 
     def _passage(self, name: str, p: float, seg: Segment) -> None:
         """The front passing point ``name`` at ``p`` inside ``seg``, located on the dense
-        output to a nanosecond."""
+        output to a nanosecond (the lead's position and speed: :meth:`Segment.lead
+        <rrscore.integrator.Segment.lead>`)."""
+        sx, sv, half = self.dyn.sx.start, self.dyn.sv.start, self.train.half_length[0]
         lo, hi = seg.t0, seg.t1
         while hi - lo > 1e-9 * max(1.0, hi):  # bisection: the front moves forward here
             mid = 0.5 * (lo + hi)
-            if self._front(seg(mid)) < p:
+            if seg.lead(mid, sx, sv)[0] + half < p:
                 lo = mid
             else:
                 hi = mid
-        y = seg(hi)
         self.passages[name] = {"point": name, "position_m": p, "time_s": hi,
-                               "speed_mps": float(y[self.dyn.sv][0])}
+                               "speed_mps": seg.lead(hi, sx, sv)[1]}
 
     def _sample(self, t: float, y: np.ndarray, final: bool = False) -> None:
         """Samples due at ``t`` itself (after a control update); at the end, the final

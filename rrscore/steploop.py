@@ -97,15 +97,7 @@ from .integrator import (
     illinois_update,
     kink_bound,
 )
-from .rigidbody import (
-    I_SIZE,
-    I_STATES,
-    RigidBody,
-    equal_speeds,
-    held_sums,
-    rigid_fill,
-    rigid_rates,
-)
+from .rigidbody import RigidBody, equal_speeds
 from .solvers import (
     _DP_A,
     _DP_B,
@@ -130,11 +122,6 @@ warnings.filterwarnings("ignore", "First-class function type", NumbaExperimental
 MAX_STATE_BATCHES = 4
 #: Steps the loop takes before it hands them to Python, at most.
 BUFFER_STEPS = 32
-#: The same for a rigid train taken as one body (:mod:`rrscore.rigidbody`): its steps
-#: write two rows of the state where a multi-body step writes nine, so that twice as
-#: many stay in the cache, and the calls cost Python less (``rigid_40km``: 34.0 to
-#: 34.9 ms with 32, 31.2 to 31.9 ms with 64, best of 20).
-ONE_BODY_STEPS = 64
 #: The loop's buffers of steps (states, derivatives, stages: nine rows of the state per
 #: step) stay within this: a long train hands its steps on more often instead (10,000
 #: vehicles: 5 steps a call, where 32 took 306 MB more than the train itself).
@@ -597,109 +584,6 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             return False, t, h_next, h
 
 
-@njit(cache=True, _nrt=False)
-def _rigid_step(t, y, f, h_next, t_bound, max_step, R, RB, formed, ks, cf, counts,
-                y1, f1):  # pragma: no cover (compiled)
-    """One accepted Dormand–Prince step of a rigid train taken as one body
-    (:mod:`rrscore.rigidbody`): the stages, the error control and the step-size control of
-    :func:`_step` on the small state (:func:`~rrscore.rigidbody.rigid_rates`), the error
-    of the positions as the multi-body layout would weigh it (each vehicle's own
-    position: the least sets the bound); then the whole state at the end
-    (:func:`~rrscore.rigidbody.rigid_fill`, the wheels read off the bodies), its
-    derivative into ``f1`` (the buffer's next row: a copy less) and the coupler forces
-    into ``cf`` (the right-hand side of the whole state, as the step's last stage is on
-    the multi-body layout; the wheels' entries of ``f1`` left as they are, zero).
-    ``ks[0]`` gets ``f`` on the entries ``formed``; the other stages of the whole state
-    are not formed (the step's dense output is the cubic Hermite between its ends).
-    Returns ``(ok, t1, h_next, h)`` as :func:`_step`."""
-    kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
-        direction, work, err, state = R
-    tab, consts, groups, ints, zmap, zlay, zindex, vgroup, tol, kept, zw = RB
-    idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
-    sx, sv, n = lay[0], lay[1], lay[6]
-    nz = ints[I_SIZE]
-    zks = zw[:7]
-    z0, zs, z1 = zw[7], zw[8], zw[9]
-    v_row = work[W_V]
-    z0[0], z0[1] = y[sx], y[sv]
-    for q in range(2, nz):
-        z0[q] = 0.0
-    first = ints[I_STATES]
-    for q in range(zmap.size):
-        z0[first + q] = y[zmap[q]]
-    held_sums(held, consts)
-    rigid_rates(t, z0, zks[0], tab, consts, groups, ints, frozen, direction, kern, zlay,
-                zindex, vs_sign, inputs, v_row)
-    xs = y[sx:sx + n]
-    h = min(h_next, max_step)
-    rejected = False
-    # (the step-size control as _step's, written out again: as functions of their own
-    # called from _step, they made the spring case 10 % slower, bench_ab.py)
-    while True:
-        last = t + h >= t_bound
-        if last:
-            h = t_bound - t
-        bad = 0
-        for i in range(1, 7):
-            out = zs if i < 6 else z1
-            for q in range(nz):
-                acc = 0.0
-                for j in range(i):
-                    acc += _A[i, j] * zks[j, q]  # (row 6: the step's end)
-                v = z0[q] + h * acc
-                out[q] = v
-                bad |= np.int64((v - v) != 0.0)
-            rigid_rates(t + _DP_C[i] * h, out, zks[i], tab, consts,
-                        groups, ints, frozen, direction, kern, zlay, zindex, vs_sign,
-                        inputs, v_row)
-        counts[0] += 6
-        for q in range(nz):
-            x = zks[6, q]
-            bad |= np.int64((x - x) != 0.0)
-        if bad:
-            return False, t, h_next, h
-        # the error, weighed as on the multi-body layout: a position by the vehicle's own
-        # (its least over the vehicles, start or end, sets the bound); the speed by its
-        # departure from the train's mean (none); a plugin's state by its size
-        dx = z1[0] - z0[0]
-        least = np.inf
-        for i in range(n):
-            least = min(least, max(abs(xs[i]), abs(xs[i] + dx)))
-        norm = 0.0
-        for q in range(nz):
-            if not tol[0, q] < np.inf:
-                continue
-            e = 0.0
-            for j in range(7):
-                e += _DP_E[j] * zks[j, q]
-            e = abs(e * h)
-            if e > 0.0:
-                mag = least if q == 0 else (0.0 if q == 1 else max(abs(z0[q]), abs(z1[q])))
-                ratio = e / (tol[0, q] + tol[1, q] * mag)
-                if not ratio <= norm:
-                    norm = ratio
-        if norm <= 1.0:
-            rigid_fill(y, y1, z1, idx, knots, tables, static, held, ints, vgroup, zmap,
-                       kept, work)
-            fill_rolling(y, y1, axles, axle_vehicle, inv_radius, idx[0], idx[1], idx[2],
-                         idx[3])
-            for r in range(formed.shape[0]):
-                lo, hi = formed[r, 0], formed[r, 1]
-                k0, ff = ks[0, lo:hi], f[lo:hi]
-                for c in range(hi - lo):
-                    k0[c] = ff[c]
-            _rhs(t + h, y1, f1, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
-            if not last:
-                h_next = min(h * _step_factor(norm, rejected), max_step)
-            return True, (t_bound if last else t + h), h_next, h
-        counts[1] += 1
-        rejected = True
-        h *= max(0.2, 0.9 * norm ** (-1.0 / 5.0))
-        if h < MIN_STEP * max(1.0, abs(t)):
-            return False, t, h_next, h
-
-
 @njit(cache=True)
 def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
                  out):  # pragma: no cover (compiled)
@@ -877,9 +761,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              counts, cstate, cbuf, save, clay, cint, driver, sections,
              body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-             loaded_vehicle, watch, f_restart, ks2, samples, rb_tab, rb_consts, rb_groups,
-             rb_ints, rb_zmap, rb_zlay, rb_zindex, rb_vgroup, rb_tol, rb_kept,
-             rb_work):  # pragma: no cover (compiled)
+             loaded_vehicle, watch, f_restart, ks2, samples):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
@@ -1017,25 +899,16 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                                      sx, lay[1], nominal, kinks)
             # the step's end straight into the buffer's next row
             y1 = Y[steps + 1]
-            # a rigid train taken as one body (rrscore.rigidbody): ``rb_tab`` None where
-            # not, so that numba compiles the loop without this branch for other trains
-            if rb_tab is not None:  # (the end's derivative straight into F's next row)
-                f_end = F[steps + 1]
-                ok, t1, h_new, h_used = _rigid_step(
-                    t, y, f, h_next, t_bound, max_step, R,
-                    (rb_tab, rb_consts, rb_groups, rb_ints, rb_zmap, rb_zlay, rb_zindex,
-                     rb_vgroup, rb_tol, rb_kept, rb_work), formed, ks, cf, tmp, y1, f_end)
-            else:
-                f_end = ks[6]
-                ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol,
-                                              rtol, weights, R, live, formed, controlled, ks,
-                                              ref, mag0, cf, tmp, y1)
+            f_end = ks[6]
+            ok, t1, h_new, h_used = _step(t, y, f, h_next, t_bound, max_step, atol, rtol,
+                                          weights, R, live, formed, controlled, ks, ref, mag0,
+                                          cf, tmp, y1)
             if not ok:
                 status = PYTHON
                 break
             ng = _events(y1, f_end, cf, g1, lay, frozen, direction, slip, slip_laws, laws_coef,
                          laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
-            whole = rb_tab is None  # (one body: the Hermite between the step's ends)
+            whole = True
             n_edges = 0
             resteps = 0
             located = False
@@ -1099,8 +972,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             T[steps] = t1
             if resteps:  # (else the step's end is there already)
                 copy_into(Y[steps], y1)
-            if resteps or rb_tab is None or located:  # (one body: F's row is f_end)
-                copy_into(F[steps], f1)
+            copy_into(F[steps], f1)
             f0 = f1
             cstate[3] = 0  # a step taken since the loop's last restart
             WHOLE[steps - 1] = whole
@@ -1264,21 +1136,32 @@ class Steps:
     ``whole`` (else it ends at a slack edge reached in several steps and its dense
     output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
     coupler forces at its end (rows of ``coupler_forces``; None for a train of one
-    vehicle). Consumers that want the Python path's view take :meth:`segment`."""
+    vehicle); the lead's position and speed at each time (``lead_x``, ``lead_v``; ``sx``,
+    ``sv``: the bodies' blocks of the state). Consumers that want the Python path's view
+    take :meth:`segment`. (:class:`rrscore.rigidloop.BodySteps` has the same reading
+    side, for a rigid train taken as one body.)"""
 
-    __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces", "fill")
+    __slots__ = ("t", "y", "f", "h", "whole", "ks", "coupler_forces", "fill", "_sx",
+                 "lead_x", "lead_v")
 
     def __init__(self, t: np.ndarray, y: np.ndarray, f: np.ndarray, h: np.ndarray,
                  whole: np.ndarray, ks: np.ndarray, coupler_forces: np.ndarray | None,
-                 fill: Callable[[np.ndarray, np.ndarray], None] | None = None) -> None:
+                 fill: Callable[[np.ndarray, np.ndarray], None] | None = None,
+                 sx: slice = slice(0, 1), sv: slice = slice(1, 2)) -> None:
         self.t, self.y, self.f, self.h, self.whole = t, y, f, h, whole
         self.ks, self.coupler_forces = ks, coupler_forces
         #: Fills in a state interpolated within a step what is not integrated (the
         #: rolling axles' spins and angles), as :class:`~rrscore.integrator.Segment`.
         self.fill = fill
+        self._sx = sx
+        self.lead_x, self.lead_v = y[:, sx.start], y[:, sv.start]
 
     def __len__(self) -> int:
         return len(self.h)
+
+    def x(self) -> np.ndarray:
+        """Every vehicle's position at each time, one row each."""
+        return self.y[:, self._sx]
 
     def segment(self, j: int) -> Segment:
         """Step ``j`` as a :class:`~rrscore.integrator.Segment`, with the method's dense
@@ -1402,8 +1285,7 @@ class StepLoop:
         #: their rates are zero), as ranges: set with the tolerances, at the first
         #: :meth:`run`.
         self._controlled: np.ndarray | None = None
-        self._size = max(2, min(ONE_BODY_STEPS if dyn.rigid else BUFFER_STEPS,
-                                BUFFER_BYTES // (9 * 8 * n)))
+        self._size = max(2, min(BUFFER_STEPS, BUFFER_BYTES // (9 * 8 * n)))
         size = self._size
         self._T = np.empty(size + 1)
         self._Y = np.empty((size + 1, n))
@@ -1466,7 +1348,9 @@ class StepLoop:
         #: The rigid train as one body (:mod:`rrscore.rigidbody`), once made; False where
         #: it cannot be (the multi-body layout serves).
         self._body: RigidBody | None | bool = None
-        self._no_body = RigidBody.none_args()
+        #: The one body's buffers and calls (:class:`rrscore.rigidloop.BodyRun`), made
+        #: with the body.
+        self._body_run = None
         if dyn.rigid and self.one_body:  # made with the drive, as the route's own tables
             self.one_body_at(solver.y)
 
@@ -1634,15 +1518,17 @@ class StepLoop:
         self._cstate[3] = 0
         return self._f_restart.copy()
 
-    def _sample_rows(self, interval: float, control_step: float) -> tuple[int, int]:
-        """Rows of samples a call needs at least (one per control time and step, and room
-        for a control step's samples: the loop ends a call where fewer are left), and
-        those it gets: up to a control step's samples per step, as :data:`SAMPLE_BYTES`
-        allows their states."""
+    def _sample_rows(self, interval: float, control_step: float,
+                     size: int | None = None) -> tuple[int, int]:
+        """Rows of samples a call of ``size`` steps at most (default: the loop's buffer)
+        needs at least (one per control time and step, and room for a control step's
+        samples: the loop ends a call where fewer are left), and those it gets: up to a
+        control step's samples per step, as :data:`SAMPLE_BYTES` allows their states."""
+        size = self._size if size is None else size
         per_step = math.ceil(control_step / interval) + 3
-        least = self._size + 1 + per_step
+        least = size + 1 + per_step
         most = SAMPLE_BYTES // (8 * self._Y.shape[1])
-        return least, max(least, min(most, (self._size + 1) * (per_step + 1)))
+        return least, max(least, min(most, (size + 1) * (per_step + 1)))
 
     def can_sample(self, interval: float, control_step: float) -> bool:
         """Whether the loop can record samples ``interval`` apart (with control steps of
@@ -1650,25 +1536,53 @@ class StepLoop:
         least, _ = self._sample_rows(interval, control_step)
         return least * 8 * self._Y.shape[1] <= SAMPLE_BYTES
 
-    def _set_sampling(self) -> None:
-        """Tell the coming call where the run's samples are (:attr:`sample_clock`), with
-        room in the buffer (:meth:`_sample_rows`)."""
+    def begin_call(self, fresh: bool, resume: bool, counts: np.ndarray,
+                   size: int | None = None,
+                   columns: int = 5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What every call of a loop (this one's, or :class:`rrscore.rigidloop.BodyRun`'s
+        with its ``size`` of steps and ``columns`` of samples) sets first: the layout's
+        per-call entries, the counts, where the run's samples are (:attr:`sample_clock`)
+        with room for them (:meth:`_sample_rows`). Returns the friction directions and
+        holds as the loop takes them (copies: it holds them from each new state, as the
+        bodies' commit does, and the bodies take them from the state it ends at) and the
+        samples' buffer."""
+        b, w = self.dyn.bodies, self.dyn.wheelsets
+        lay = self._lay
+        lay[7] = w.loaded_rows.shape[1] > 0
+        lay[11] = resume
+        lay[12] = fresh
+        counts[:] = 0
+        self._cstate[5] = 0
+        self.samples = None
         clock = self.sample_clock() if self.sample_clock is not None else None
         watch = self._ahead_watch
         if clock is None:
             watch[W_SAMPLE_DT] = 0.0
-            return
-        k, interval, control_step = clock
-        watch[W_SAMPLE_K], watch[W_SAMPLE_DT] = float(k), interval
-        _, rows = self._sample_rows(interval, control_step)
-        if self._samples.shape[0] != rows:
-            self._samples = np.zeros((rows, self._samples.shape[1]))
+        else:
+            k, interval, control_step = clock
+            watch[W_SAMPLE_K], watch[W_SAMPLE_DT] = float(k), interval
+            _, rows = self._sample_rows(interval, control_step, size)
+            if self._samples.shape != (rows, columns):
+                self._samples = np.zeros((rows, columns))
+        return (np.array(b.direction, dtype=float), np.array(b.frozen, dtype=np.bool_),
+                self._samples)
+
+    def end_call(self, status: int, recorded: Callable[[np.ndarray], LoopSamples]) -> None:
+        """What every call of a loop leaves: the samples it recorded (formed by
+        ``recorded`` from their rows), whether it handed a control time back or a step
+        kernel raised."""
+        count = int(self._cstate[5])
+        if count:
+            self.samples_recorded += count
+            self.samples = recorded(self._samples[:count].copy())
+        self.handed = self.handed or status == HANDED
+        if self._cstate[4]:  # a step kernel raised: Python takes the control steps now
+            self.kernel_failed = True
 
     def _recorded(self, rec: np.ndarray) -> LoopSamples:
         """The samples of the rows ``rec`` a call recorded (see :func:`_advance`): the
         lead's position and speed and the rear's position at each (:func:`_sample_entries`),
         their states on demand (:func:`_sample_states`)."""
-        rec = rec.copy()  # (the buffer's rows are the next call's)
         entries = np.empty((rec.shape[0], 3))
         _sample_entries(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
                         self._sample_at, self._sample_row, entries)
@@ -1692,8 +1606,19 @@ class StepLoop:
         the integrator uses only after a step of its own).
 
         ``fresh``: the solver was just reset at new inputs (its derivative not taken): the
-        loop takes it and checks the slip margins first (see :func:`_advance`)."""
+        loop takes it and checks the slip margins first (see :func:`_advance`).
+
+        A rigid train that fits the one body (:meth:`one_body_at`) is stepped by the
+        one body's loop (:class:`rrscore.rigidloop.BodyRun`), whose steps are
+        :class:`~rrscore.rigidloop.BodySteps`."""
         s, dyn = self.solver, self.dyn
+        body = self.one_body_at(s.y)
+        if body is not None:
+            from .rigidloop import BodyRun  # it builds on this module's compiled pieces
+
+            if self._body_run is None or self._body_run.body is not body:
+                self._body_run = BodyRun(self, body)
+            return self._body_run.run(t_end, fresh)
         if s.f is None and not fresh:
             s.f = s._eval(s.t, s.y)
         if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
@@ -1710,23 +1635,12 @@ class StepLoop:
             F[0] = s.f
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
-        lay[7] = slip.shape[1] > 0
-        lay[11] = resume
-        lay[12] = fresh
-        body = self.one_body_at(s.y)
-        # copies: the loop holds friction directions from each new state (as the bodies'
-        # commit does), and the bodies take them from the state it ends at
-        direction = np.array(b.direction, dtype=float)
-        frozen = np.array(b.frozen, dtype=np.bool_)
         counts = self._counts
-        counts[:] = 0
-        self._cstate[5] = 0
-        self.samples = None
-        self._set_sampling()
+        direction, frozen, samples = self.begin_call(fresh, resume, counts)
         try:
             status, steps, h = self._advance(
                 s.t, t_end, s.h, s.max_step,
-                self._size if body is not None else min(self._size, BUFFER_STEPS),
+                self._size,
                 *self._atol_rtol,
                 dyn._mean_weights, self._kernels, lay, self._ctable,
                 self._vs_lay, self._vs_index, self._vs_sign, *self._inputs, *self._air(),
@@ -1741,19 +1655,13 @@ class StepLoop:
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
-                self._samples, *(self._no_body if body is None else body.args()))
+                samples)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             self._fail(exc)
             return PYTHON, None
         #: Slack edges reached in the steps just taken.
         self.edges = int(counts[3])
-        recorded = int(self._cstate[5])
-        if recorded:
-            self.samples_recorded += recorded
-            self.samples = self._recorded(self._samples[:recorded])
-        self.handed = self.handed or status == HANDED
-        if self._cstate[4]:  # a step kernel raised: Python takes the control steps now
-            self.kernel_failed = True
+        self.end_call(status, self._recorded)
         if not steps:
             if fresh:  # the derivative the loop took at the start, for the restart
                 s.f = F[0].copy()
@@ -1763,7 +1671,7 @@ class StepLoop:
         # again, as the solver's dense output is); the solver's own state is copied out
         taken = Steps(T[:steps + 1], Y[:steps + 1], F[:steps + 1], self._H[:steps],
                       self._whole[:steps], KS, None if dyn.n < 2 else self._CF[:steps],
-                      w.fill)
+                      w.fill, dyn.sx, dyn.sv)
         j = steps - 1
         # a step's derivative at its start is its first stage (the row before may end a
         # control step whose inputs the loop changed)

@@ -22,9 +22,8 @@ RIGID = ROOT / "configs" / "scenarios" / "rigid_40km.toml"
 
 
 @njit
-def _rates(t, z, dz, body, frozen, direction, kern, vs_sign, inputs, v_row):
-    tab, consts, groups, ints, zlay, zindex = body[0], body[1], body[2], body[3], body[5], \
-        body[6]
+def _rates(t, z, dz, tab, consts, groups, ints, zlay, zindex, frozen, direction, kern,
+           vs_sign, inputs, v_row):
     rigid_rates(t, z, dz, tab, consts, groups, ints, frozen, direction, kern, zlay, zindex,
                 vs_sign, inputs, v_row)
 
@@ -52,8 +51,9 @@ def test_the_one_body_takes_the_acceleration_the_components_give_anywhere_on_the
         first = int(body.ints[3])
         z[first:] = y[body.zmap]
         dz = np.zeros_like(z)
-        _rates(run.t, z, dz, body.args(), b.frozen, b.direction, loop._kernels,
-               loop._vs_sign, loop._inputs, np.zeros(dyn.n))
+        _rates(run.t, z, dz, body.table, body.consts, body.groups, body.ints, body.zlay,
+               body.zindex, b.frozen, b.direction, loop._kernels, loop._vs_sign, loop._inputs,
+               np.zeros(dyn.n))
         ref = dyn.rhs_components(run.t, y)
         assert abs(dz[1] - ref[dyn.sv][0]) <= 1e-9 * weight / mass, lead
         np.testing.assert_allclose(dz[first:], ref[body.zmap], rtol=1e-12, atol=1e-15)
