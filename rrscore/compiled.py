@@ -180,6 +180,33 @@ BODY_WORK_ROWS = 5
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def _route_under(xs, knots, tables, static, grade, curve):  # pragma: no cover (compiled)
+    """The mean grade and curve resistance under each vehicle (centres ``xs``) into
+    ``grade`` and ``curve``: the knot intervals of its ends (those it stood in before, as
+    a rule: range checks, no walk; cached in ``static`` from row :data:`ROUTE_ROWS`), then
+    the route under it in a loop without branches (see :func:`body_rates`)."""
+    n = xs.size
+    c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
+    half = static[0]
+    for i in range(n):
+        x = xs[i]
+        front, rear = x + half[i], x - half[i]
+        if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
+            _end_piece(front, knots, tables, c, i, FRONT)
+        if not c[7, i] <= rear < c[8, i]:
+            _end_piece(rear, knots, tables, c, i, REAR)
+    f_start, f_slope, f_value, f_curve_slope, f_curve = c[2], c[3], c[4], c[5], c[6]
+    r_start, r_slope, r_value, r_curve_slope, r_curve = c[9], c[10], c[11], c[12], c[13]
+    for i in range(n):
+        x, h = xs[i], half[i]
+        front, rear = x + h, x - h
+        grade[i] = ((f_slope[i] * (front - f_start[i]) + f_value[i])
+                    - (r_slope[i] * (rear - r_start[i]) + r_value[i])) / (2.0 * h)
+        curve[i] = ((f_curve_slope[i] * (front - f_start[i]) + f_curve[i])
+                    - (r_curve_slope[i] * (rear - r_start[i]) + r_curve[i])) / (2.0 * h)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
                rigid, work):  # pragma: no cover (compiled)
     """Derivatives of the bodies and the energy account, in place, and of the ``na``
@@ -217,24 +244,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     n = static.shape[1]
     grade, curve, force, resist, speed = (work[0, :n], work[1, :n], work[2, :n],
                                           work[3, :n], work[4, :n])
-    c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
-    xs, half = y[sx:sx + n], static[0]
-    for i in range(n):
-        x = xs[i]
-        front, rear = x + half[i], x - half[i]
-        if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
-            _end_piece(front, knots, tables, c, i, FRONT)
-        if not c[7, i] <= rear < c[8, i]:
-            _end_piece(rear, knots, tables, c, i, REAR)
-    f_start, f_slope, f_value, f_curve_slope, f_curve = c[2], c[3], c[4], c[5], c[6]
-    r_start, r_slope, r_value, r_curve_slope, r_curve = c[9], c[10], c[11], c[12], c[13]
-    for i in range(n):
-        x, h = xs[i], half[i]
-        front, rear = x + h, x - h
-        grade[i] = ((f_slope[i] * (front - f_start[i]) + f_value[i])
-                    - (r_slope[i] * (rear - r_start[i]) + r_value[i])) / (2.0 * h)
-        curve[i] = ((f_curve_slope[i] * (front - f_start[i]) + f_curve[i])
-                    - (r_curve_slope[i] * (rear - r_start[i]) + r_curve[i])) / (2.0 * h)
+    _route_under(y[sx:sx + n], knots, tables, static, grade, curve)
     # the couplers' pull on each vehicle: 0 - cf[i] + cf[i - 1], where they are
     m = max(n - 1, 0)
     behind, ahead = force[:m], force[1:1 + m]
@@ -321,6 +331,57 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     # (rrscore.wheelsets.fill_rolling), not integrated
     dy[sphi:sphi + na] = 0.0
     dy[somega:somega + na] = 0.0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def rigid_pass_forces(x_lead, v, rel, idx, knots, tables, static, held, frozen,
+                         direction, cf, work):  # pragma: no cover (compiled)
+    """The coupler forces of a rigid train (into ``cf``) with its lead at ``x_lead``,
+    every vehicle at ``rel`` from it and at speed ``v``: :func:`body_rates`' rigid pass
+    with no coupler deflecting, the same arithmetic in the same order (so the same forces
+    to the bit), without the rates it writes. The one body's loop takes them at every
+    step's end (:mod:`rrscore.rigidloop`). ``work``: :data:`BODY_WORK_ROWS` rows."""
+    any_starting, use_air = idx[6], idx[7]
+    n = rel.size
+    grade, curve, force, resist, xs = (work[0, :n], work[1, :n], work[2, :n], work[3, :n],
+                                       work[4, :n])
+    for i in range(n):
+        xs[i] = x_lead + rel[i]
+    _route_under(xs, knots, tables, static, grade, curve)
+    weight, weight_kn, c1, c2 = static[1], static[2], static[3], static[4]
+    force_held, resist_c0 = held[0], held[1]
+    s = abs(v)
+    for i in range(n):
+        g = grade[i]
+        gravity = -weight[i] * g / np.sqrt(1.0 + g * g)
+        force[i] = 0.0 + (force_held[i] + gravity)
+        r = resist_c0[i] + s * (c1[i] + c2[i] * s)
+        resist[i] = r + curve[i] * weight_kn[i]
+    if any_starting:
+        start_force, start_speed = static[5], static[6]
+        for i in range(n):
+            if s < start_speed[i]:
+                resist[i] += start_force[i] * (1.0 - s / start_speed[i])
+    if use_air:
+        drag, wind = static[7], static[8]
+        for i in range(n):
+            u = v - wind[i]
+            force[i] += -drag[i] * u * abs(u)
+    total_force = total_resist = total_mass = 0.0
+    for i in range(n):
+        total_force += force[i]
+        total_resist += resist[i]
+        total_mass += held[4, i]
+    share = coulomb_share(direction[0] if frozen[0] else v, total_force, total_resist)
+    total_net = 0.0
+    for i in range(n):
+        force[i] -= resist[i] * share
+        total_net += force[i]
+    a = total_net / total_mass
+    carried = 0.0
+    for i in range(n - 1):
+        carried += force[i] - held[4, i] * a
+        cf[i] = carried
 
 
 class CompiledBodies:

@@ -50,9 +50,9 @@ from .autodriver import (
 )
 from .compiled import Kernel, compile_kernel
 from .copies import copy_into
-from .dynamics import HELD_WORK_ROWS, _place, held_inputs_into
+from .dynamics import HELD_WORK_ROWS, _place, held_inputs_of
 from .vehicle import VehicleModel, step_field_kind
-from .wheelsets import loaded_rows_into
+from .wheelsets import loaded_rows_update
 
 if TYPE_CHECKING:
     from .autodriver import AutoDriver
@@ -282,7 +282,7 @@ def _drive(t, y, sx, sv, nv, kern, cbuf, clay, dstate, dparams, sections,
 
 
 #: Rows of the ``work`` array :func:`control_step` takes.
-CONTROL_WORK_ROWS = 2 + HELD_WORK_ROWS
+CONTROL_WORK_ROWS = 3 + HELD_WORK_ROWS
 
 
 @njit(cache=True, _nrt=False)
@@ -355,8 +355,9 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
     driver's command: the Python path restarts then too) or :data:`HANDED_BACK`
     (nothing done: the buffer and the driver's state as they were). ``work``:
     :data:`CONTROL_WORK_ROWS` rows of a value per vehicle, room for a batch's positions
-    and speeds (rows 0 and 1) and for the held inputs' sums (:func:`~rrscore.dynamics.
-    held_inputs_into`), so that it allocates nothing. ``flags``: :data:`RIGID` (the
+    and speeds (rows 0 and 1), for the held inputs' sums (:func:`~rrscore.dynamics.
+    held_inputs_of`) and for marking the vehicles placed anew (the last), so that it
+    allocates nothing. ``flags``: :data:`RIGID` (the
     train moves as one body), :data:`CHECKED` (a control step of this call of the loop
     has been taken before, so the buffer holds what it checked and placed: a batch whose
     kernel leaves its outputs as they were is neither checked nor placed again, as
@@ -417,22 +418,29 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
             copy_into(dstate, dsave)
             return HANDED_BACK
     changed = False
+    placed = work[2 + HELD_WORK_ROWS, :nv]  # the vehicles whose inputs change (1.0)
+    for i in range(nv):
+        placed[i] = 0.0
     for b in range(nb):
         if (kept >> b) & 1:
             continue  # (placed as they are: _place would find nothing changed)
         n, k = clay[b, _N], clay[b, _K]
         size = n * (k + 1)
+        veh = cint[clay[b, _VEH]:clay[b, _VEH] + n]
+        axles = cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k]
         if _place(cbuf[clay[b, _QA]:clay[b, _QA] + size].reshape((n, k + 1)),
                   cbuf[clay[b, _QR]:clay[b, _QR] + size].reshape((n, k + 1)),
                   cbuf[clay[b, _FACTOR]:clay[b, _FACTOR] + n * k].reshape((n, k)),
                   cbuf[clay[b, _LAST]:clay[b, _LAST] + 2 * size + n * k],
-                  cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n],
-                  cint[clay[b, _VEH]:clay[b, _VEH] + n],
-                  cint[clay[b, _AXLES]:clay[b, _AXLES] + n * k], body_force, body_resist,
-                  torque, brake_own, rail_factor, rail_condition):
+                  cbuf[clay[b, _SIGN]:clay[b, _SIGN] + n], veh, axles, body_force,
+                  body_resist, torque, brake_own, rail_factor, rail_condition):
             changed = True
-    if changed:
-        copy_into(axle_brake, brake_own)
+            for i in range(n):
+                placed[veh[i]] = 1.0
+            # the axles' brakes are their own (no air brake: its trains' control steps
+            # are Python's), so only this batch's change
+            for j in range(n * k):
+                axle_brake[axles[j]] = brake_own[axles[j]]
     inputs_changed = False
     for b in range(nb):  # the inputs the plugins' state rates read, held
         vs = clay[b, _VS]
@@ -450,12 +458,13 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
                 if not value == rows[r, i]:  # NaN counts as changed, as on the Python path
                     rows[r, i] = value
                     inputs_changed = True
-    if changed:  # as TrainDynamics.refresh, the modes unchanged (so as many loaded axles)
-        loaded_rows_into(slip, rolling, torque, axle_brake, axle_vehicle, aconst[0],
-                         aconst[1], rail_factor, aconst[2])
-        held_inputs_into(held, has_friction, work[2:2 + HELD_WORK_ROWS], body_force,
-                         body_resist, vconst[0], vconst[1], slip, loaded_vehicle, vconst[2],
-                         vconst[3], (flags & RIGID) != 0)
+    if changed:  # as TrainDynamics.refresh, the modes unchanged (the same loaded axles:
+        # an axle newly driven or braked, or no longer, was handed back above), for the
+        # vehicles placed anew
+        loaded_rows_update(slip, torque, axle_brake, rail_factor)
+        held_inputs_of(held, has_friction, work[2:2 + HELD_WORK_ROWS], placed, body_force,
+                       body_resist, vconst[2], vconst[3], slip, loaded_vehicle,
+                       (flags & RIGID) != 0)
     return RESTARTED if changed or inputs_changed or acted else KEPT
 
 

@@ -93,6 +93,43 @@ def held_inputs_into(held, friction, work, body_force, body_resist, mass, equiv,
 
 
 @njit(cache=True, _nrt=False)
+def held_inputs_of(held, friction, work, changed, body_force, body_resist, c0, start0, rows,
+                   vehicle, rigid):  # pragma: no cover (compiled)
+    """:func:`held_inputs_into` for the vehicles ``changed`` marks (1.0; 0.0 elsewhere)
+    alone, the others' held rows as they are: what a control step that placed new inputs
+    on a few vehicles takes (the compiled loop's; the loaded axles' set unchanged, and
+    every vehicle's effective mass too, so rows 3 and 4 stand). Each changed vehicle's
+    rows are :func:`held_inputs_into`'s to the bit (its loaded axles summed in the same
+    order); ``friction`` is then taken over every vehicle as it takes it. ``work``:
+    :data:`HELD_WORK_ROWS` rows of a value per vehicle."""
+    n = body_force.size
+    torque, brake = work[0, :n], work[1, :n]
+    for i in range(n):
+        torque[i] = 0.0
+        brake[i] = 0.0
+    for j in range(vehicle.size):
+        i = vehicle[j]
+        if changed[i] != 0.0:
+            torque[i] += rows[2, j] / rows[4, j]
+            brake[i] += rows[3, j] / rows[4, j]
+    any_friction = False
+    for i in range(n):
+        if changed[i] != 0.0:
+            force = body_force[i]
+            force += torque[i]
+            resist = body_resist[i]
+            resist += brake[i]
+            held[0, i] = force
+            held[1, i] = resist + c0[i]
+            held[2, i] = resist
+        friction[i] = (held[1, i] + start0[i]) > 0.0
+        any_friction = any_friction or friction[i]
+    if rigid:
+        for i in range(n):
+            friction[i] = any_friction
+
+
+@njit(cache=True, _nrt=False)
 def _take_one(a, last, k):  # pragma: no cover (compiled)
     # over a view from 0, each entry written and the change or-ed, with no branch
     part = last[k:k + a.size]
@@ -264,6 +301,23 @@ def traction_sum(body_force, torque, axle_vehicle, radius, per):  # pragma: no c
         per[i] = 0.0
     for a in range(torque.size):
         per[axle_vehicle[a]] += torque[a] / radius[a]
+    total = 0.0
+    for i in range(body_force.size):
+        total += body_force[i] + per[i]
+    return total
+
+
+@njit(cache=True, _nrt=False)
+def traction_loaded(body_force, rows, per):  # pragma: no cover (compiled)
+    """:func:`traction_sum` where every axle rolls, from the loaded axles alone (``rows``:
+    :attr:`Wheelsets.loaded_rows <rrscore.wheelsets.Wheelsets.loaded_rows>`, in axle
+    order: axle, vehicle, torque, brake, radius, ...): an axle that is not loaded has no
+    torque and adds nothing to its vehicle's sum, so the total is the same to the bit, at
+    the cost of the loaded axles instead of every axle (the compiled loops' samples)."""
+    for i in range(per.size):
+        per[i] = 0.0
+    for c in range(rows.shape[1]):
+        per[int(rows[1, c])] += rows[2, c] / rows[4, c]
     total = 0.0
     for i in range(body_force.size):
         total += body_force[i] + per[i]

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numba import njit
 
-from .compiled import body_rates
+from .compiled import rigid_pass_forces
 from .controlsteps import (
     CHECKED,
     CONTROL_WORK_ROWS,
@@ -42,7 +42,7 @@ from .controlsteps import (
     copy_writable,
 )
 from .copies import copy_into
-from .dynamics import traction_sum
+from .dynamics import traction_loaded
 from .rigidbody import (
     I_SIZE,
     I_STATES,
@@ -195,26 +195,16 @@ def _place(z, y, rel, sx, sv, zmap, first):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
-def _body_pass(z, y, dy, cf, rel, lay, zmap, first, bodies, held, frozen,
-               direction, work):  # pragma: no cover (compiled)
-    """The rigid body pass (:func:`rrscore.compiled.body_rates`) at the small state ``z``,
-    placed into the whole state ``y`` (:func:`_place`): the coupler forces into ``cf``."""
-    _place(z, y, rel, lay[0], lay[1], zmap, first)
-    for i in range(cf.size):  # (the pass takes them as the couplers' pull: none deflects)
-        cf[i] = 0.0
-    idx, knots, tables, static, _, _, _ = bodies
-    body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, 0, True, work)
-
-
-@njit(cache=True, _nrt=False)
-def _body_events(a, dy, yc, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef,
+def _body_events(v, a, dy, yc, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force,
                  coupler_watch):  # pragma: no cover (compiled)
-    """The event functions (:func:`rrscore.steploop._events`) at the whole state ``yc``
-    with every vehicle's acceleration the one body's ``a`` (written into ``dy``). Returns
-    how many entries it wrote into ``g``."""
-    acc = dy[lay[1]:lay[1] + lay[6]]
+    """The event functions (:func:`rrscore.steploop._events`) with every vehicle at the one
+    body's speed ``v`` and acceleration ``a`` (written into the speeds of ``yc`` and
+    ``dy``: a rigid train's events read nothing else of them). Returns how many entries
+    it wrote into ``g``."""
+    vs, acc = yc[lay[1]:lay[1] + lay[6]], dy[lay[1]:lay[1] + lay[6]]
     for i in range(acc.size):
+        vs[i] = v
         acc[i] = a
     return _events(yc, dy, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef,
                    laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
@@ -231,7 +221,7 @@ def _body_restart(t, z, zf, check, yc, dyc, cf, g, tab, consts, groups, ints, fr
     on it before any step, as :meth:`rrscore.integrator.Integrator.restart` does)."""
     rigid_rates(t, z, zf, tab, consts, groups, ints, frozen, direction, kern, zlay, zindex,
                 vs_sign, inputs, v_row)
-    _body_events(zf[Z_V], dyc, yc, cf, g, lay, frozen, direction, slip, slip_laws,
+    _body_events(z[Z_V], zf[Z_V], dyc, yc, cf, g, lay, frozen, direction, slip, slip_laws,
                  laws_coef, laws_speeds, laws_values, kinks, ctable, break_force,
                  coupler_watch)
     held = 0
@@ -256,16 +246,15 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
     the statuses, ``cstate`` and ``watch``). Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Z`` (the small state, its integrals counted from the call's start),
     its stages in ``ZK[j]`` and its size in ``H[j]``, the coupler forces at its end in
-    ``CF[j]``. ``yc``, ``dyc``: a whole state and its derivative, the scratch of the body
-    pass (:func:`_body_pass`) at the last row; a control step reads its positions, speeds
-    and plugins' states. ``log``: rows of :data:`rrscore.rigidbody.LOG_COLUMNS`, each
-    change of a vehicle's held inputs at a control step and each turn of the motion
-    (``counts[4]`` of them), from which the whole state is formed
-    (:func:`rrscore.rigidbody.replay_to`). ``samples``: rows of :data:`SAMPLE_COLUMNS`.
-    Returns ``(status, steps, next step size)``; ``counts``: right-hand sides of the small
-    state, rejected trials, steps, (none), log entries."""
+    ``CF[j]`` (:func:`rrscore.compiled.rigid_pass_forces`). ``yc``, ``dyc``: a whole
+    state and its derivative, scratch: the speeds and accelerations the event functions
+    read, the positions, speeds and plugins' states a control step reads. ``log``: rows
+    of :data:`rrscore.rigidbody.LOG_COLUMNS`, each change of a vehicle's held inputs at a
+    control step and each turn of the motion (``counts[4]`` of them), from which the
+    whole state is formed (:func:`rrscore.rigidbody.replay_to`). ``samples``: rows of
+    :data:`SAMPLE_COLUMNS`. Returns ``(status, steps, next step size)``; ``counts``:
+    right-hand sides of the small state, rejected trials, steps, (none), log entries."""
     inputs = (in0, in1, in2, in3)
-    bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
     n, nc, na = lay[6], lay[2], lay[8]
     nz = ints[I_SIZE]
     first = ints[I_STATES]
@@ -312,11 +301,11 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
             if not ok:
                 status = PYTHON
                 break
-            _body_pass(z1, yc, dyc, cf, rel, lay, zmap, first, bodies, held, frozen,
-                       direction, work)
-            ng = _body_events(zks[6, Z_V], dyc, yc, cf, g1, lay, frozen, direction, slip,
-                              slip_laws, laws_coef, laws_speeds, laws_values, kinks, ctable,
-                              break_force, coupler_watch)
+            rigid_pass_forces(z1[Z_X], z1[Z_V], rel, b_idx, knots, tables, static, held,
+                                 frozen, direction, cf, work)
+            ng = _body_events(z1[Z_V], zks[6, Z_V], dyc, yc, cf, g1, lay, frozen, direction,
+                              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks,
+                              ctable, break_force, coupler_watch)
             if _crossing(g0, g1, ng, 0, 0):
                 # an event with an action: the Python path takes this step (from the last
                 # row, whose scratch the caller does not read)
@@ -358,8 +347,7 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
                             zlay, zindex, vs_sign, inputs, v_row)
                 a = zs[Z_V]
                 if traction_due:
-                    traction = traction_sum(body_force, axle_torque, axle_vehicle,
-                                            aconst[0], t_per)
+                    traction = traction_loaded(body_force, slip, t_per)
                     traction_due = False
                 _record(samples, cstate, watch, j, 1.0, a, traction, zt)
             t = t1
@@ -370,7 +358,8 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
                 sampling and cstate[5] + int(dc / watch[W_SAMPLE_DT]) + 3 > samples.shape[0]):
             status = FULL
             break
-        # a control step at row ``steps``: ``yc`` holds its positions, speeds and states
+        # a control step at row ``steps``, reading its positions, speeds and states in ``yc``
+        _place(Z[steps], yc, rel, lay[0], lay[1], zmap, first)
         for r in range(3):
             copy_into(held_before[r], held[r])
         try:
@@ -424,8 +413,7 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
                 break
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
             if traction_due:
-                traction = traction_sum(body_force, axle_torque, axle_vehicle, aconst[0],
-                                        t_per)
+                traction = traction_loaded(body_force, slip, t_per)
                 traction_due = False
             _record(samples, cstate, watch, steps, 0.0, zf[Z_V], traction, Z[steps])
     return status, steps, h_next

@@ -85,7 +85,7 @@ from .controlsteps import (
     copy_writable,
 )
 from .copies import copy_into, copy_rows
-from .dynamics import traction_sum
+from .dynamics import traction_loaded
 from .errors import interruption_behind
 from .integrator import (
     EVENT_RTOL,
@@ -317,13 +317,16 @@ def _slip_margins(v, a, slip, slip_laws, laws_coef, laws_speeds, laws_values,
     where every axle is braked."""
     for k in range(out.size):
         out[k] = 1.0
+    last_veh, last_law, psi = -1, -1, 0.0
     for j in range(slip.shape[1]):
         veh = int(slip[1, j])
         speed = v[veh]
         law = slip_laws[j]
-        size = int(laws_coef[law, 6])
-        psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
-                   laws_values[law, :size], speed)
+        if veh != last_veh or law != last_law:  # (a vehicle's axles one after the other:
+            size = int(laws_coef[law, 6])  # its adhesion coefficient taken once)
+            psi = _psi(int(laws_coef[law, 0]), laws_coef[law, 1:6], laws_speeds[law, :size],
+                       laws_values[law, :size], speed)
+            last_veh, last_law = veh, law
         out[int(slip[0, j])] = margin_one(speed, a[veh], psi, slip[6, j], slip[7, j],
                                           slip[2, j], slip[3, j], slip[4, j], slip[5, j])
 
@@ -855,7 +858,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     # by a sample before the next)
     traction = 0.0
     traction_due = sampling
-    t_per = np.empty(body_force.size)  # (traction_sum's room)
+    t_per = np.empty(body_force.size)  # (traction_loaded's room)
     checked = False  # a control step taken in this call (see control_step)
     while True:
         # (re)starting at row ``steps``: at the call's start, or at a control time the
@@ -998,8 +1001,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                      inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
                 if traction_due:
-                    traction = traction_sum(body_force, axle_torque, axle_vehicle,
-                                            aconst[0], t_per)
+                    traction = traction_loaded(body_force, slip, t_per)
                     traction_due = False
                 r = _record_sample(samples, cstate, watch, j, 1.0, traction)
                 samples[r, 2] = s_dy[lay[1]]
@@ -1061,8 +1063,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 frozen[i] = has_friction[i] and direction[i] != 0.0
         if sampling and abs(watch[W_SAMPLE_K] * watch[W_SAMPLE_DT] - t) <= 1e-9:
             if traction_due:
-                traction = traction_sum(body_force, axle_torque, axle_vehicle, aconst[0],
-                                        t_per)
+                traction = traction_loaded(body_force, slip, t_per)
                 traction_due = False
             r = _record_sample(samples, cstate, watch, steps, 0.0, traction)
             if fresh:  # the restart's derivative, taken next at the same state and inputs

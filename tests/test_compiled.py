@@ -56,19 +56,23 @@ def test_compiled_pass_gives_the_components_derivatives_on_every_shipped_scenari
         _compare(dyn, run.solver.t, y)
 
 
-def test_compiled_pass_covers_air_wind_grades_curves_and_a_reversed_vehicle():
+def _mixed_train(**sections):
+    """A car with air drag and starting resistance, three plain ones and one reversed, over
+    a climb, a curved descent and level track, into a headwind."""
     air = car_config(resistance={"formula": "loco_power", "starting": True,
                                  "air_cd_a": "10 m^2"})
     plain = car_config()
-    sc = make_scenario(
+    return make_scenario(
         [{"config": air}, {"config": plain, "count": 3},
          {"config": plain, "orientation": "reversed"}],
         elements=[{"length": "300 m", "grade": "8 permille"},
                   {"length": "400 m", "grade": "-5 permille", "radius": "400 m"},
                   {"length": "2 km"}],
-        environment={"wind": "-15 km/h"},
-    )
-    run = Run(sc)
+        environment={"wind": "-15 km/h"}, **sections)
+
+
+def test_compiled_pass_covers_air_wind_grades_curves_and_a_reversed_vehicle():
+    run = Run(_mixed_train())
     dyn = run.dyn
     assert dyn.compiled.possible and dyn.bodies._use_air and dyn.bodies._any_starting
     rng = np.random.default_rng(11)
@@ -183,3 +187,28 @@ def test_a_failing_compile_notice_does_not_stop_the_compile():
 
     with compile_notice(broken):
         assert half(3.0) == 1.5
+
+
+@pytest.mark.parametrize("speed", [3.0, 0.0, -2.0])
+def test_a_rigid_train_s_coupler_forces_alone_are_the_body_pass_s_to_the_bit(speed):
+    # rigid_pass_forces (the one body's loop, at every step's end) against the rigid
+    # body pass that also writes every rate, with air drag, wind, starting resistance, a
+    # reversed car, grades and a curve under the train: the same forces, bit for bit,
+    # moving either way and standing
+    from rrscore.compiled import BODY_WORK_ROWS, body_rates, rigid_pass_forces
+
+    dyn = Run(_mixed_train(dynamics="rigid")).dyn
+    b, c = dyn.bodies, dyn.compiled
+    for lead in (5.0, 290.0, 320.0, 650.0, 1200.0):
+        y = dyn.initial_state(lead, speed)
+        rel = y[dyn.sx] - y[dyn.sx][0]
+        y[dyn.sx] = y[dyn.sx][0] + rel  # as the one body places its vehicles
+        dyn.start_step(y)
+        want, got = np.zeros(dyn.n - 1), np.full(dyn.n - 1, np.nan)
+        body_rates(y, want, np.zeros_like(y), c._idx, c._knots, c._tables, c._static,
+                   b.held, b.frozen, b.direction, 0, True, np.zeros((BODY_WORK_ROWS, dyn.n)))
+        rigid_pass_forces(float(y[dyn.sx][0]), float(y[dyn.sv][0]), rel, c._idx, c._knots,
+                             c._tables, c._static, b.held, b.frozen, b.direction, got,
+                             np.zeros((BODY_WORK_ROWS, dyn.n)))
+        assert np.any(want != 0.0)
+        np.testing.assert_array_equal(got, want)

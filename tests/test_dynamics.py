@@ -341,6 +341,88 @@ def test_the_trains_drive_force_is_its_locomotives_force_at_the_level_set():
     assert run.dyn.traction_total() == pytest.approx(4 * 0.5 * 450e3, rel=1e-12)
 
 
+@pytest.mark.parametrize("rigid", [False, True])
+def test_held_inputs_taken_anew_for_some_vehicles_are_all_of_them_taken_anew(rigid):
+    # a control step that placed new inputs on a few vehicles (held_inputs_of) leaves the
+    # held rows and friction that taking every vehicle anew (held_inputs_into) gives, to
+    # the bit: the others' rows as they were, the friction over all
+    from rrscore.dynamics import HELD_WORK_ROWS, held_inputs_into, held_inputs_of
+
+    rng = np.random.default_rng(3)
+    n, k = 30, 50
+    c0 = np.where(rng.uniform(size=n) < 0.3, 0.0, rng.uniform(0, 2e3, n))
+    start0 = np.where(rng.uniform(size=n) < 0.5, 0.0, 1e3)
+    mass, equiv = rng.uniform(2e4, 1e5, n), rng.uniform(0, 1e3, n)
+    vehicle = np.sort(rng.integers(0, n, k))
+    rows = rng.normal(size=(8, k)) * 1e3
+    rows[4] = rng.uniform(0.4, 0.6, k)
+    body_force, body_resist = rng.normal(size=n) * 1e4, np.zeros(n)
+    before, friction = np.empty((5, n)), np.zeros(n, dtype=bool)
+    held_inputs_into(before, friction, np.empty((HELD_WORK_ROWS, n)), body_force,
+                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
+    changed = np.zeros(n)
+    changed[[2, 7, 8, 20]] = 1.0
+    body_force[changed == 1.0] *= -0.5  # new inputs on those vehicles and their axles
+    body_resist[changed == 1.0] = 4e3
+    rows[2:4, np.isin(vehicle, [2, 7, 8, 20])] *= 0.25
+    want, want_friction = np.empty((5, n)), np.zeros(n, dtype=bool)
+    held_inputs_into(want, want_friction, np.empty((HELD_WORK_ROWS, n)), body_force,
+                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
+    old = before.copy()
+    held_inputs_of(before, friction, np.full((HELD_WORK_ROWS, n), 9.0), changed, body_force,
+                   body_resist, c0, start0, rows, vehicle, rigid)
+    moved = changed == 1.0
+    assert np.all(old[0, moved] != want[0, moved])  # the case changes those rows
+    np.testing.assert_array_equal(before, want)
+    np.testing.assert_array_equal(friction, want_friction)
+
+
+def test_the_loaded_axles_rows_updated_in_place_are_the_rows_taken_anew():
+    # where the same axles stay loaded, loaded_rows_update gives loaded_rows_into's rows
+    from rrscore.wheelsets import _loaded_rows, loaded_rows_update
+
+    rng = np.random.default_rng(5)
+    na = 40
+    rolling = rng.uniform(size=na) < 0.9
+    torque = np.where(rng.uniform(size=na) < 0.4, rng.normal(size=na) * 1e4, 0.0)
+    brake = np.where(torque == 0.0, np.where(rng.uniform(size=na) < 0.3, 2e3, 0.0), 0.0)
+    args = (np.repeat(np.arange(10), 4), rng.uniform(0.4, 0.6, na), rng.uniform(0, 500, na))
+    normal = rng.uniform(5e4, 1e5, na)
+    rows = _loaded_rows(rolling, torque, brake, args[0], args[1], args[2],
+                        np.ones(na), normal)
+    loaded = (torque != 0.0) | (brake != 0.0)
+    torque[torque != 0.0] *= 1.5
+    brake[brake != 0.0] += 1e3
+    rail = rng.uniform(0.5, 1.0, na)
+    assert np.array_equal(loaded, (torque != 0.0) | (brake != 0.0))
+    loaded_rows_update(rows, torque, brake, rail)
+    np.testing.assert_array_equal(rows, _loaded_rows(rolling, torque, brake, args[0], args[1],
+                                                     args[2], rail, normal))
+
+
+def test_the_drive_force_from_the_loaded_axles_is_every_axle_s_sum_to_the_bit():
+    # the compiled loops' samples sum only the loaded axles (traction_loaded): where every
+    # axle rolls, the others have no torque and the total is traction_sum's, bit for bit
+    # (some axles braked without torque, some driven backwards, one vehicle's body force)
+    from rrscore.dynamics import traction_loaded, traction_sum
+    from rrscore.wheelsets import _loaded_rows
+
+    rng = np.random.default_rng(7)
+    n, k = 12, 4
+    vehicle = np.repeat(np.arange(n), k)
+    torque = np.where(rng.random(n * k) < 0.3, rng.normal(0.0, 4e4, n * k), 0.0)
+    brake = np.where(rng.random(n * k) < 0.3, rng.random(n * k) * 1e4, 0.0)
+    radius = rng.uniform(0.45, 0.55, n * k)
+    body_force = np.where(np.arange(n) == 5, -3e3, 0.0)
+    rows = _loaded_rows(np.ones(n * k, dtype=np.bool_), torque, brake, vehicle, radius,
+                        np.zeros(n * k), np.ones(n * k), np.ones(n * k))
+    assert 0 < rows.shape[1] < n * k
+    per = np.empty(n)
+    want = traction_sum(body_force, torque, vehicle, radius, per)
+    assert traction_loaded(body_force, rows, per) == want
+    assert want != 0.0
+
+
 def test_inputs_a_model_set_are_placed_in_the_train_frame_as_numpy_places_them():
     from rrscore.dynamics import _place
 
