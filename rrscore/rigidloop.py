@@ -471,13 +471,15 @@ class BodyRun:
         dyn = loop.dyn
         n, nv, nc = dyn.size, dyn.n, max(dyn.n - 1, 0)
         nz = int(body.ints[I_SIZE])
-        per_step = 8 * (3 + 8 * nz + nc)
+        per_step = 8 * (3 + 8 * nz + 2 * nc)
         self.size = size = max(2, min(BODY_STEPS, BODY_BYTES // per_step))
         self.T = np.empty(size + 1)
         self.Z = np.zeros((size + 1, nz))
         self.ZK = np.zeros((size, 7, nz))
         self.H = np.zeros(size)
         self.CF = np.zeros((size, nc))
+        #: Room for the couplings' positions at the steps' ends (:meth:`BodySteps.coupling_x`).
+        self.coupling_rows = np.zeros((size, nc))
         self.yc, self.dyc = np.zeros(n), np.zeros(n)
         # room for a call's changes of held inputs: a control step's worth at least
         self.log = np.zeros((max(16 * nv, 4096), LOG_COLUMNS))
@@ -572,7 +574,7 @@ class BodySteps:
     """The steps one call of the one body's loop took (:class:`~rrscore.steploop.Steps`'
     counterpart): their ``k + 1`` times ``t``, sizes ``h``, the coupler forces at each
     one's end, the lead's position and speed at each time; the whole states formed
-    where they are read (:meth:`x`, :meth:`segment`). Valid until the loop runs again."""
+    where they are read (:meth:`segment`). Valid until the loop runs again."""
 
     __slots__ = ("t", "h", "coupler_forces", "lead_x", "lead_v", "_run")
 
@@ -585,9 +587,14 @@ class BodySteps:
     def __len__(self) -> int:
         return len(self.h)
 
-    def x(self) -> np.ndarray:
-        """Every vehicle's position at each time, one row each."""
-        return self.lead_x[:, None] + self._run.body.rel[None, :]
+    def coupling_x(self, half: np.ndarray) -> np.ndarray:
+        """Each coupling's position (the rear end of the vehicle ahead of it; ``half``:
+        the vehicles' half lengths) at each step's end, one row per step (in the run's
+        buffer: fresh arrays this size cost page faults at every call)."""
+        run = self._run
+        out = run.coupling_rows[:len(self)]
+        np.add(self.lead_x[1:, None], (run.body.rel[:-1] - half[:-1])[None, :], out=out)
+        return out
 
     def segment(self, j: int) -> BodySegment:
         """Step ``j`` as a segment (:class:`BodySegment`)."""

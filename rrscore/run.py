@@ -471,7 +471,7 @@ class Run:
         or a named point falls in it."""
         tr = self.train
         if tr.count > 1:
-            self.monitor.update_many(steps.t[1:], steps.x()[1:, :-1] - tr.half_length[:-1],
+            self.monitor.update_many(steps.t[1:], steps.coupling_x(tr.half_length),
                                      steps.coupler_forces)
         if self.brakes is not None:
             self.brakes.steps(steps)

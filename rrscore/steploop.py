@@ -1160,9 +1160,10 @@ class Steps:
     def __len__(self) -> int:
         return len(self.h)
 
-    def x(self) -> np.ndarray:
-        """Every vehicle's position at each time, one row each."""
-        return self.y[:, self._sx]
+    def coupling_x(self, half: np.ndarray) -> np.ndarray:
+        """Each coupling's position (the rear end of the vehicle ahead of it; ``half``:
+        the vehicles' half lengths) at each step's end, one row per step."""
+        return self.y[1:, self._sx][:, :-1] - half[:-1]
 
     def segment(self, j: int) -> Segment:
         """Step ``j`` as a :class:`~rrscore.integrator.Segment`, with the method's dense

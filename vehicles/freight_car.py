@@ -14,15 +14,12 @@ def freight_car_step(t, dt, x, v, f, q_a, q_r):
     arithmetic, so the same values to the bit. ``f``: hand brake, chocks, the hand brake's
     force, the chock's friction, wheel radius and mass (``FreightCar.step_fields``)."""
     n, k = v.size, q_a.shape[1] - 1
-    # nothing applied and nothing left to release: Q_r stays as it is (or-ed over every
-    # entry with no early exit, so that the compiler vectorises the loops)
-    busy = 0
+    idle = True  # nothing applied and nothing left to release: Q_r stays as it is
     for i in range(n):
-        busy |= np.int64(f[0, i] != 0.0) | np.int64(f[1, i] != 0.0)
-    for i in range(n):
+        idle = idle and f[0, i] == 0.0 and f[1, i] == 0.0
         for j in range(k + 1):
-            busy |= np.int64(q_r[i, j] != 0.0)
-    if busy == 0:
+            idle = idle and q_r[i, j] == 0.0
+    if idle:
         return 0
     for i in range(n):
         torque = min(max(f[0, i], 0.0), 1.0) * f[2, i] * f[4, i]
