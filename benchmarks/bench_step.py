@@ -114,7 +114,7 @@ def timings(d: Drive, calls: int, rounds: int) -> dict[str, float]:
     work = steploop.rhs_work(dyn.n, max(dyn.n - 1, 0), loop._mr_index.size)
     R = (loop._kernels, lay, loop._ctable, loop._vs_lay, loop._vs_index, loop._vs_sign,
          loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction, work,
-         np.zeros(n), np.empty(n))
+         np.zeros(n), np.empty(n), loop._still)
     atol, rtol = loop._atol_rtol
     g = np.empty(lay[6] + lay[8] + max(dyn.n - 1, 0) * (loop._kinks.shape[1] + 1))
     h = min(s.h, s.max_step)

@@ -180,30 +180,123 @@ BODY_WORK_ROWS = 5
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _route_under(xs, knots, tables, static, grade, curve):  # pragma: no cover (compiled)
-    """The mean grade and curve resistance under each vehicle (centres ``xs``) into
-    ``grade`` and ``curve``: the knot intervals of its ends (those it stood in before, as
-    a rule: range checks, no walk; cached in ``static`` from row :data:`ROUTE_ROWS`), then
-    the route under it in a loop without branches (see :func:`body_rates`)."""
-    n = xs.size
+def _route_under(xs, knots, tables, static, grade, curve,
+                 b0):  # pragma: no cover (compiled)
+    """The mean grade and curve resistance under the vehicles ``b0`` on (centres ``xs``,
+    as many as it holds) into ``grade`` and ``curve``: the knot intervals of its ends
+    (those it stood in before, as a rule: range checks, no walk; cached in ``static``
+    from row :data:`ROUTE_ROWS`), then the route under it in a loop without branches
+    (see :func:`body_rates`)."""
+    k = xs.size
     c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
-    half = static[0]
-    for i in range(n):
+    half = static[0, b0:b0 + k]
+    f_from, f_to, r_from, r_to = c[0, b0:b0 + k], c[1, b0:b0 + k], c[7, b0:b0 + k], \
+        c[8, b0:b0 + k]
+    for i in range(k):
         x = xs[i]
         front, rear = x + half[i], x - half[i]
-        if not c[0, i] <= front < c[1, i]:  # (NaN: found again, and NaN follows)
-            _end_piece(front, knots, tables, c, i, FRONT)
-        if not c[7, i] <= rear < c[8, i]:
-            _end_piece(rear, knots, tables, c, i, REAR)
-    f_start, f_slope, f_value, f_curve_slope, f_curve = c[2], c[3], c[4], c[5], c[6]
-    r_start, r_slope, r_value, r_curve_slope, r_curve = c[9], c[10], c[11], c[12], c[13]
-    for i in range(n):
+        if not f_from[i] <= front < f_to[i]:  # (NaN: found again, and NaN follows)
+            _end_piece(front, knots, tables, c, b0 + i, FRONT)
+        if not r_from[i] <= rear < r_to[i]:
+            _end_piece(rear, knots, tables, c, b0 + i, REAR)
+    f_start, f_slope, f_value, f_curve_slope, f_curve = (
+        c[2, b0:b0 + k], c[3, b0:b0 + k], c[4, b0:b0 + k], c[5, b0:b0 + k], c[6, b0:b0 + k])
+    r_start, r_slope, r_value, r_curve_slope, r_curve = (
+        c[9, b0:b0 + k], c[10, b0:b0 + k], c[11, b0:b0 + k], c[12, b0:b0 + k],
+        c[13, b0:b0 + k])
+    for i in range(k):
         x, h = xs[i], half[i]
         front, rear = x + h, x - h
         grade[i] = ((f_slope[i] * (front - f_start[i]) + f_value[i])
                     - (r_slope[i] * (rear - r_start[i]) + r_value[i])) / (2.0 * h)
         curve[i] = ((f_curve_slope[i] * (front - f_start[i]) + f_curve[i])
                     - (r_curve_slope[i] * (rear - r_start[i]) + r_curve[i])) / (2.0 * h)
+
+
+#: Vehicles the body pass takes at a time (a multi-body train's: its intermediates for
+#: so many stay in the fastest cache, where a long train's whole rows would not; a
+#: rigid train's are taken at once, their sums needing all).
+BODY_BLOCK = 256
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, direction,
+                rigid, work):  # pragma: no cover (compiled)
+    """:func:`body_rates` for the ``k`` vehicles from ``b0``: the route under them, their
+    forces and resistances (into ``work``'s rows 2 and 3, from column 0), their energy
+    flows and speeds' rates, and unless ``rigid`` their accelerations."""
+    sx, sv, energy, any_starting, use_air = idx[0], idx[1], idx[4], idx[6], idx[7]
+    n = static.shape[1]
+    grade, curve, force, resist, speed = (work[0, :k], work[1, :k], work[2, :k],
+                                          work[3, :k], work[4, :k])
+    _route_under(y[sx + b0:sx + b0 + k], knots, tables, static, grade, curve, b0)
+    # the couplers' pull on each vehicle: 0 - cf[i] + cf[i - 1], where they are
+    nc = max(n - 1, 0)
+    for i in range(k):
+        force[i] = 0.0
+    hi = min(b0 + k, nc)
+    behind = force[:max(hi - b0, 0)]
+    pull = cf[b0:b0 + behind.size]
+    for i in range(behind.size):
+        behind[i] -= pull[i]
+    first = 1 if b0 == 0 else 0
+    ahead = force[first:k]
+    push = cf[b0 + first - 1:b0 + first - 1 + ahead.size]
+    for i in range(ahead.size):
+        ahead[i] += push[i]
+    v = y[sv + b0:sv + b0 + k]
+    weight, weight_kn, c1, c2 = (static[1, b0:b0 + k], static[2, b0:b0 + k],
+                                 static[3, b0:b0 + k], static[4, b0:b0 + k])
+    force_held, resist_c0, resist_held = (held[0, b0:b0 + k], held[1, b0:b0 + k],
+                                          held[2, b0:b0 + k])
+    e0 = energy + b0
+    e_drive, e_brake, e_resist = (dy[e0:e0 + k], dy[e0 + n:e0 + n + k],
+                                  dy[e0 + 2 * n:e0 + 2 * n + k])
+    e_gravity, e_air, e_slip = (dy[e0 + 3 * n:e0 + 3 * n + k],
+                                dy[e0 + 4 * n:e0 + 4 * n + k],
+                                dy[e0 + 5 * n:e0 + 5 * n + k])
+    for i in range(k):
+        g = grade[i]
+        gravity = -weight[i] * g / np.sqrt(1.0 + g * g)
+        force[i] += force_held[i] + gravity
+        s = abs(v[i])
+        speed[i] = s
+        r = resist_c0[i] + s * (c1[i] + c2[i] * s)
+        resist[i] = r + curve[i] * weight_kn[i]
+        e_gravity[i] = gravity * v[i]
+        e_drive[i] = force_held[i] * v[i]
+        e_brake[i] = resist_held[i] * s
+        e_slip[i] = 0.0
+    if any_starting:
+        start_force, start_speed = static[5, b0:b0 + k], static[6, b0:b0 + k]
+        for i in range(k):
+            if speed[i] < start_speed[i]:  # else nothing: skip the division
+                resist[i] += start_force[i] * (1.0 - speed[i] / start_speed[i])
+    if use_air:
+        drag, wind = static[7, b0:b0 + k], static[8, b0:b0 + k]
+        for i in range(k):
+            u = v[i] - wind[i]
+            air = -drag[i] * u * abs(u)
+            force[i] += air
+            e_air[i] = air * v[i]
+    else:
+        for i in range(k):
+            e_air[i] = 0.0
+    xdot, vdot = dy[sx + b0:sx + b0 + k], dy[sv + b0:sv + b0 + k]
+    for i in range(k):
+        xdot[i] = v[i]
+    for i in range(k):
+        e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
+    if not rigid:
+        inv_mass = held[3, b0:b0 + k]
+        hold, way = frozen[b0:b0 + k], direction[b0:b0 + k]
+        for i in range(k):
+            # Coulomb: against the held direction, or holding a standing vehicle
+            d = way[i] if hold[i] else v[i]
+            fi, ri = force[i], resist[i]
+            net = fi - ri if d > 0.0 else (fi + ri if d < 0.0 else
+                                           fi - min(max(fi, -ri), ri))
+            vdot[i] = net * inv_mass[i]
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -232,71 +325,32 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     (``_nrt=False``): a call then takes no atomic increment and decrement of each of its
     array arguments. A step calls it six times (its stages after the first).
     """
-    # Three passes: the knot intervals of each vehicle's ends (those it stood in before,
-    # as a rule: range checks, no walk), the route under it in a loop without branches,
-    # then the forces in plain loops the compiler vectorises. The arithmetic of each
-    # entry is as one pass would do it, in the same order. (error_model numpy: no
-    # division here can be by zero, and the checks would keep the loops scalar.) Every
-    # loop runs over views from 0: an index such as ``sx + i`` might be negative to
-    # numba, whose wraparound check then keeps the loop scalar (five times slower).
-    sx, sv, sphi, somega, energy, coupler_energy, any_starting, use_air = (
-        idx[0], idx[1], idx[2], idx[3], idx[4], idx[5], idx[6], idx[7])
+    # Three passes, over blocks of vehicles (BODY_BLOCK): the knot intervals of each
+    # vehicle's ends (those it stood in before, as a rule: range checks, no walk), the
+    # route under it in a loop without branches, then the forces in plain loops the
+    # compiler vectorises. The arithmetic of each entry is as one pass would do it, in
+    # the same order. (error_model numpy: no division here can be by zero, and the
+    # checks would keep the loops scalar.) Every loop runs over views from 0: an index
+    # such as ``sx + i`` might be negative to numba, whose wraparound check then keeps
+    # the loop scalar (five times slower).
+    sv, sphi, somega, coupler_energy = idx[1], idx[2], idx[3], idx[5]
     n = static.shape[1]
-    grade, curve, force, resist, speed = (work[0, :n], work[1, :n], work[2, :n],
-                                          work[3, :n], work[4, :n])
-    _route_under(y[sx:sx + n], knots, tables, static, grade, curve)
-    # the couplers' pull on each vehicle: 0 - cf[i] + cf[i - 1], where they are
+    block = n if rigid else BODY_BLOCK
+    b0 = 0
+    while b0 < n:
+        k = min(block, n - b0)
+        _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, direction,
+                    rigid, work)
+        b0 += k
     m = max(n - 1, 0)
-    behind, ahead = force[:m], force[1:1 + m]
-    for i in range(n):
-        force[i] = 0.0
-    for i in range(m):
-        behind[i] -= cf[i]
-    for i in range(m):
-        ahead[i] += cf[i]
     v = y[sv:sv + n]
-    weight, weight_kn, c1, c2 = static[1], static[2], static[3], static[4]
-    force_held, resist_c0, resist_held = held[0], held[1], held[2]
-    e_drive, e_brake, e_resist = (dy[energy:energy + n], dy[energy + n:energy + 2 * n],
-                                  dy[energy + 2 * n:energy + 3 * n])
-    e_gravity, e_air, e_slip = (dy[energy + 3 * n:energy + 4 * n],
-                                dy[energy + 4 * n:energy + 5 * n],
-                                dy[energy + 5 * n:energy + 6 * n])
-    for i in range(n):
-        g = grade[i]
-        gravity = -weight[i] * g / np.sqrt(1.0 + g * g)
-        force[i] += force_held[i] + gravity
-        s = abs(v[i])
-        speed[i] = s
-        r = resist_c0[i] + s * (c1[i] + c2[i] * s)
-        resist[i] = r + curve[i] * weight_kn[i]
-        e_gravity[i] = gravity * v[i]
-        e_drive[i] = force_held[i] * v[i]
-        e_brake[i] = resist_held[i] * s
-        e_slip[i] = 0.0
-    if any_starting:
-        start_force, start_speed = static[5], static[6]
-        for i in range(n):
-            if speed[i] < start_speed[i]:  # else nothing: skip the division
-                resist[i] += start_force[i] * (1.0 - speed[i] / start_speed[i])
-    if use_air:
-        drag, wind = static[7], static[8]
-        for i in range(n):
-            u = v[i] - wind[i]
-            air = -drag[i] * u * abs(u)
-            force[i] += air
-            e_air[i] = air * v[i]
-    else:
-        e_air[:] = 0.0
-    xdot, vdot = dy[sx:sx + n], dy[sv:sv + n]
-    for i in range(n):
-        xdot[i] = v[i]
-    for i in range(n):
-        e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
     if rigid:
         # as rrscore.bodies.rigid_net and rigid_coupler_forces: the couplers carry what
         # the one acceleration takes (their work is nothing while the speeds are equal);
-        # the Coulomb rule applies to the sums
+        # the Coulomb rule applies to the sums (the forces and resistances of every
+        # vehicle in work's rows 2 and 3: one block)
+        force, resist = work[2, :n], work[3, :n]
+        vdot = dy[sv:sv + n]
         total_force = total_resist = total_mass = 0.0
         for i in range(n):
             total_force += force[i]
@@ -315,15 +369,6 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
             carried += force[i] - held[4, i] * a
             if i < n - 1:
                 cf[i] = carried
-    else:
-        inv_mass = held[3]
-        for i in range(n):
-            # Coulomb: against the held direction, or holding a standing vehicle
-            d = direction[i] if frozen[i] else v[i]
-            fi, ri = force[i], resist[i]
-            net = fi - ri if d > 0.0 else (fi + ri if d < 0.0 else
-                                           fi - min(max(fi, -ri), ri))
-            vdot[i] = net * inv_mass[i]
     e_coupler, v_ahead, v_behind = dy[coupler_energy:coupler_energy + m], v[:m], v[1:1 + m]
     for i in range(m):
         e_coupler[i] = cf[i] * (v_ahead[i] - v_behind[i])
@@ -347,7 +392,7 @@ def rigid_pass_forces(x_lead, v, rel, idx, knots, tables, static, held, frozen,
                                        work[4, :n])
     for i in range(n):
         xs[i] = x_lead + rel[i]
-    _route_under(xs, knots, tables, static, grade, curve)
+    _route_under(xs, knots, tables, static, grade, curve, 0)
     weight, weight_kn, c1, c2 = static[1], static[2], static[3], static[4]
     force_held, resist_c0 = held[0], held[1]
     s = abs(v)

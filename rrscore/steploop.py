@@ -124,8 +124,10 @@ MAX_STATE_BATCHES = 4
 BUFFER_STEPS = 32
 #: The loop's buffers of steps (states, derivatives, stages: nine rows of the state per
 #: step) stay within this: a long train hands its steps on more often instead (10,000
-#: vehicles: 5 steps a call, where 32 took 306 MB more than the train itself).
-BUFFER_BYTES = 64 * 2**20
+#: vehicles: 2 steps a call, where 32 took 306 MB more than the train itself; with 5
+#: a call, 64 MiB, its drive took 2 to 5 % longer: the buffers are more memory to run
+#: through than the calls cost).
+BUFFER_BYTES = 32 * 2**20
 #: The states of the samples one call of the loop records stay within this too: the run
 #: samples more finely than a control step's samples fit in from the loop's steps.
 SAMPLE_BYTES = 64 * 2**20
@@ -159,6 +161,12 @@ ZERO, SIX = np.int64(0), np.int64(6)
 # driven beyond adhesion) holding at a restart, for the integrator to act on before any step;
 # a control time handed back to Python (rrscore.controlsteps), nothing of it done.
 DONE, CROSSING, PYTHON, FULL, CONDITION, HANDED = 0, 1, 2, 3, 4, 5
+
+# Rows of the loop's ``room`` (a state each, see _advance): the error estimate, a stage's
+# state, the two ends of a step taken again, the error's reference and scale, a sample's
+# derivative and state, a derivative not kept.
+R_ERR, R_STATE, R_ENDS, R_REF, R_MAG, R_SAMPLE_DY, R_SAMPLE_Y, R_DY = 0, 1, 2, 4, 5, 6, 7, 8
+ROOM_ROWS = 9
 
 # Rows of the right-hand side's ``work`` array beyond the body pass's (rrscore.compiled):
 # the couplers' deflections and their rates, the speeds of a batch of vehicles with
@@ -525,12 +533,13 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
     ``counts[0]``, ``counts[1]``: right-hand sides and rejected trials, added to. ``R``:
     the right-hand side's arguments but the state, then room for its intermediates
     (:func:`rhs_work`), for the error estimate and for a stage's state (each as long as
-    ``y``). ``y1``: where the step's end is written (as long as ``y``, not ``y``
+    ``y``), and the ranges of entries whose rates are zero while the loop serves (kept
+    as they are). ``y1``: where the step's end is written (as long as ``y``, not ``y``
     itself; its entries are all written where the step is ok). Compiled without numba's
     reference counting, as the right-hand side (see :func:`_rhs`), so it returns no
     array (the caller would let go of one it was never given)."""
     kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen, \
-        direction, work, err, state = R
+        direction, work, err, state, still = R
     _reference(y, ref, lay, weights)
     for r in range(controlled.shape[0]):
         lo, hi = controlled[r, 0], controlled[r, 1]
@@ -560,6 +569,7 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
         # the bodies below, once the step is accepted (every entry is written: no copy)
         if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
             return False, t, h_next, h
+        _copy_ranges(y1, y, still)  # (rates zero while the loop serves: see StepLoop)
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
              air, bodies, held, frozen, direction, NO_WHEELS, work)
         counts[0] += 6
@@ -632,13 +642,24 @@ def _dense_state(t, t0, t1, h, y0, y1, f0, f1, ks, whole, ranges,
             o[c] = a * p0[c] + b * q0[c] + c2 * p1[c] + d * q1[c]
 
 
+@njit(cache=True, _nrt=False)
+def _copy_ranges(dst, src, ranges):  # pragma: no cover (compiled)
+    """``src``'s entries in the ``ranges`` (rows ``start, stop``) copied into ``dst``."""
+    for r in range(ranges.shape[0]):
+        lo, hi = ranges[r, 0], ranges[r, 1]
+        a, b = dst[lo:hi], src[lo:hi]
+        for c in range(hi - lo):
+            a[c] = b[c]
+
+
 @njit(cache=True)
-def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_radius, axles,
-                   out):  # pragma: no cover (compiled)
+def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, still, idx, axle_vehicle, inv_radius,
+                   axles, out):  # pragma: no cover (compiled)
     """The states of the samples a call recorded (rows ``rec``, see :func:`_advance`)
     into the rows of ``out``: a buffer row, or the state on a step's interpolant
-    (:func:`_dense_state`, as the loop took it) on the entries ``formed``, the rolling
-    wheels' filled in. (Arguments flat: numba types a tuple from Python slowly.)"""
+    (:func:`_dense_state`, as the loop took it) on the entries ``formed``, those
+    ``still`` as at the step's start, the rolling wheels' filled in. (Arguments flat:
+    numba types a tuple from Python slowly.)"""
     for r in range(rec.shape[0]):
         j = int(rec[r, 1])
         if rec[r, 4] == 0.0 or rec[r, 0] <= T[j]:
@@ -646,6 +667,7 @@ def _sample_states(rec, T, Y, F, KS, H, WHOLE, formed, idx, axle_vehicle, inv_ra
         else:
             _dense_state(rec[r, 0], T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0],
                          F[j + 1], KS[j], WHOLE[j], formed, out[r])
+            _copy_ranges(out[r], Y[j], still)
             fill_rolling(Y[j], out[r], axles, axle_vehicle, inv_radius, idx[0], idx[1],
                          idx[2], idx[3])
 
@@ -760,12 +782,13 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              tables, static, axle_vehicle, inv_radius, axles, held, frozen, direction,
              has_friction,
              slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks, break_force,
-             coupler_watch, live, formed, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
+             coupler_watch, live, formed, still, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
              counts, cstate, cbuf, save, clay, cint, driver, sections,
              body_force, body_resist, axle_torque,
              brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
-             loaded_vehicle, watch, f_restart, ks2, samples):  # pragma: no cover (compiled)
-    """Dormand–Prince steps from ``(T[0], Y[0], F[0])`` towards ``t_end``, as the
+             loaded_vehicle, watch, f_restart, ks2, samples, room, g_room, work, c_work,
+             cf_room, f_start):  # pragma: no cover (compiled)
+    """Dormand–Prince steps from ``(T[0], Y[0], f_start)`` towards ``t_end``, as the
     integrator takes them on the Python path. Step ``j`` goes from row ``j`` to row
     ``j + 1`` of ``T, Y, F``, its stages in ``KS[j]``; ``WHOLE[j]`` false where it
     ends at a slack edge reached in more than one step (its dense output is then the
@@ -778,12 +801,13 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     meet an edge is cut to end just past it (:func:`~rrscore.integrator.kink_bound`).
     Any other crossing hands the step to the Python path.
 
-    ``live``, ``formed``, ``controlled``: the ranges (rows ``start, stop``) of the
-    state's entries a right-hand side reads, of those a step's end forms (all but the
-    wheels', read off the bodies: :func:`rrscore.wheelsets.fill_rolling`) and of those
-    under error control (a finite ``atol``). ``ks2``: room for the stages of a step taken
-    again to end on a slack edge (its wheels' columns zero, as ``KS``'s: the stages leave
-    them).
+    ``live``, ``formed``, ``still``, ``controlled``: the ranges (rows ``start, stop``) of
+    the state's entries a right-hand side reads, of those a step's end forms (all but the
+    wheels', read off the bodies: :func:`rrscore.wheelsets.fill_rolling`, and those
+    ``still``, whose rates are zero while the loop serves: the step leaves them as they
+    are) and of those under error control (a finite ``atol``). ``ks2``: room for the
+    stages of a step taken again to end on a slack edge (its wheels' columns zero, as
+    ``KS``'s: the stages leave them).
     Returns ``(status, steps committed, next step size)``. ``counts``: right-hand
     sides, rejected trials, solver steps (with the ones taken again), slack edges.
 
@@ -819,40 +843,34 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
     inputs = (in0, in1, in2, in3)
     air = (mr_index, mr_draw)
     bodies = (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles)
-    n = Y.shape[1]
     nc = lay[2]
     # the right-hand side's intermediates, the steps' error estimates and their stages'
-    # states, and the control steps' room (their kernels' positions and speeds, the held
-    # inputs' sums): once per call
-    work = rhs_work(lay[6], nc, mr_index.size)
+    # states, the ends of a step taken again to end on a slack edge, the error's
+    # reference and scale, the samples' states and derivatives (``room``, rows of a state;
+    # the reference's zero outside the speeds), the event values, the control steps' room
+    # (their kernels' positions and speeds, the held inputs' sums): the loop's own, kept
+    # between calls (for a long train, fresh arrays cost their pages at every call)
     R = (kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies, held, frozen,
-         direction, work, np.zeros(n), np.empty(n))
-    c_work = np.empty((CONTROL_WORK_ROWS, max(lay[6], 1)))
-    ends = np.empty((2, n))  # the ends of a step taken again to end on a slack edge
+         direction, work, room[R_ERR], room[R_STATE], still)
     sx = lay[0]
     nominal = ctable[0]
-    cf = np.empty(max(nc, 0))
+    cf, s_cf = cf_room[0], cf_room[1]
     nk = kinks.shape[1]
-    g_size = lay[6] + lay[8] + nc * nk + nc
-    g0 = np.empty(g_size)
-    g1 = np.empty(g_size)
+    g0, g1 = g_room[0], g_room[1]
     slack_from = lay[6] + (lay[8] if lay[7] else 0)
     slack_to = slack_from + (nc * nk if lay[9] else 0)
-    ref = np.zeros(n)
-    mag0 = np.empty(n)
+    ref, mag0 = room[R_REF], room[R_MAG]
     tmp = np.zeros(2, dtype=np.int64)
     landed = np.zeros(nc * nk, dtype=np.bool_)
     steps = 0
     status = DONE
     fresh = lay[12] != 0
     resume = lay[11] != 0
-    f0 = F[0]  # the derivative the next step starts from
+    f0 = F[0] if fresh else f_start  # the derivative the next step starts from
     dc = watch[W_DT]
     sampling = watch[W_SAMPLE_DT] > 0.0
     pending = -1  # a sample whose acceleration the coming restart's derivative gives
-    s_dy = np.empty(n if sampling else 0)  # the samples' right-hand side
-    s_cf = np.empty(max(nc, 0) if sampling else 0)
-    s_y = np.empty(n if sampling else 0)  # a sample's state inside a step
+    s_dy, s_y = room[R_SAMPLE_DY], room[R_SAMPLE_Y]  # a sample's derivative and state
     # the drive force of the samples: of the held inputs, so the same until a control step
     # with new inputs; taken when a sample needs it (most control steps are not followed
     # by a sample before the next)
@@ -872,7 +890,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 samples[pending, 2] = f0[lay[1]]
                 pending = -1
         elif lay[10]:  # the break margins need the coupler forces at the start
-            _rhs(t, y, np.empty(n), cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
+            _rhs(t, y, room[R_DY], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
                  inputs, air, bodies, held, frozen, direction, WHEELS, work)
         ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
@@ -930,8 +948,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 if t_star < t1 and not near_start and not near_end:  # the Python path)
                     # take it again, shorter, to end on the edge (as Integrator._step_to)
                     ta, ya, fa, ha = t, y, f, h_new
-                    while ta < t_star:  # (the ends in turn in the two rows of ``ends``)
-                        yb = ends[resteps % 2]
+                    while ta < t_star:  # (the ends in turn in two rows of ``room``)
+                        yb = room[R_ENDS + resteps % 2]
                         ok, tb, ha, h_used = _step(ta, ya, fa, ha, t_star, max_step, atol, rtol,
                                                    weights, R, live, formed, controlled, ks2,
                                                    ref, mag0, cf, tmp, yb)
@@ -975,7 +993,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             T[steps] = t1
             if resteps:  # (else the step's end is there already)
                 copy_into(Y[steps], y1)
-            copy_into(F[steps], f1)
+            if not whole:  # (else its derivative is the step's last stage, KS[steps - 1, 6])
+                copy_into(F[steps], f1)
             f0 = f1
             cstate[3] = 0  # a step taken since the loop's last restart
             WHOLE[steps - 1] = whole
@@ -1131,11 +1150,11 @@ class LoopSamples:
 
 class Steps:
     """The steps one call of the loop took, as arrays: ``k + 1`` times ``t``, states
-    ``y`` and derivatives ``f`` (rows; a step's derivative at its start is its first
-    stage, ``ks[j, 0]``, which differs from ``f[j]`` where the loop took a control step
-    with new inputs there), and per step its size ``h``, whether it is
-    ``whole`` (else it ends at a slack edge reached in several steps and its dense
-    output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
+    ``y`` and derivatives ``f`` (rows; a whole step's derivative at its end is its last
+    stage, ``ks[j, 6]``, and only a step that is not whole has it in ``f[j + 1]``; a
+    step's derivative at its start is its first stage, ``ks[j, 0]``), and per step its
+    size ``h``, whether it is ``whole`` (else it ends at a slack edge reached in several
+    steps and its dense output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
     coupler forces at its end (rows of ``coupler_forces``; None for a train of one
     vehicle); the lead's position and speed at each time (``lead_x``, ``lead_v``; ``sx``,
     ``sv``: the bodies' blocks of the state). Consumers that want the Python path's view
@@ -1174,7 +1193,7 @@ class Steps:
         # the derivative at the step's start is its first stage: ``f[j]`` ends the step
         # before, which differs where the loop changed the inputs at a control step
         return Segment(t0, self.y[j], self.ks[j, 0], float(self.t[j + 1]), self.y[j + 1],
-                       self.f[j + 1], dense,
+                       self.ks[j, 6] if self.whole[j] else self.f[j + 1], dense,
                        None if self.coupler_forces is None else self.coupler_forces[j],
                        self.fill)
 
@@ -1282,7 +1301,15 @@ class StepLoop:
         # and the entries a step's end forms: all but the wheels' (read off the bodies)
         wheels = np.zeros(n, dtype=bool)
         wheels[dyn.sphi] = wheels[dyn.somega] = True
-        self._formed = entry_ranges(~wheels)
+        # and of the others those a step leaves as they are: the energy flows whose rates
+        # are zero while the loop serves (slip: every axle rolls; air, where no vehicle has
+        # drag): a long train's step end then sums a fifth fewer entries
+        still = np.zeros(n, dtype=bool)
+        still[dyn.energy.slices["slip"]] = True
+        if not dyn.bodies._use_air:
+            still[dyn.energy.slices["air"]] = True
+        self._formed = entry_ranges(~(wheels | still))
+        self._still = entry_ranges(still)
         #: The entries under error control (finite ``atol``, the rolling spins left out:
         #: their rates are zero), as ranges: set with the tolerances, at the first
         #: :meth:`run`.
@@ -1337,7 +1364,13 @@ class StepLoop:
         ab = dyn.airbrake
         self._mr_index = (np.ascontiguousarray(ab._mr_states, dtype=np.int64)
                           if ab is not None else self._no_air[0])
-        self._work = rhs_work(dyn.n, nc, self._mr_index.size)  # _rhs_flat's intermediates
+        # _rhs_flat's intermediates, and the loop's: the loop's own room, kept between calls
+        # (see _advance)
+        self._work = rhs_work(dyn.n, nc, self._mr_index.size)
+        self._room = np.zeros((ROOM_ROWS, n))
+        self._g_room = np.empty((2, dyn.n + dyn.na + max(nc, 0) * (self._kinks.shape[1] + 1)))
+        self._c_work = np.empty((CONTROL_WORK_ROWS, max(dyn.n, 1)))
+        self._cf_room = np.empty((2, max(nc, 0)))
         # the loop serves only trains with every coupling coupled: watch each that can break
         self._watch = (np.isfinite(cp.break_force) if nc > 0 else np.zeros(0, dtype=np.bool_))
         self._break_on = bool(self._watch.any()) and not dyn.rigid
@@ -1593,7 +1626,7 @@ class StepLoop:
             y = np.empty((rec.shape[0], self._Y.shape[1]))
             b = self._bodies
             _sample_states(rec, self._T, self._Y, self._F, self._KS, self._H, self._whole,
-                           self._formed, b[0], b[4], b[5], b[6], y)
+                           self._formed, self._still, b[0], b[4], b[5], b[6], y)
             return y
 
         return LoopSamples(rec[:, 0], entries, rec[:, 2], rec[:, 3], form)
@@ -1633,8 +1666,6 @@ class StepLoop:
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0] = s.t, s.y
-        if not fresh:
-            F[0] = s.f
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
         counts = self._counts
@@ -1649,7 +1680,7 @@ class StepLoop:
                 *self._bodies,
                 b.held, frozen, direction, b.has_friction, slip, laws, self._laws_coef,
                 self._laws_speeds, self._laws_values, self._kinks, self._break_force, self._watch,
-                self._live, self._formed, self._controlled, T, Y, F, KS, self._H,
+                self._live, self._formed, self._still, self._controlled, T, Y, F, KS, self._H,
                 self._whole, self._CF,
                 self._g_out, counts, self._cstate, *self._control_args,
                 self._no_sections if self.control is None else self.control.sections,
@@ -1657,7 +1688,8 @@ class StepLoop:
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
                 w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
-                samples)
+                samples, self._room, self._g_room, self._work, self._c_work, self._cf_room,
+                F[0] if fresh else np.ascontiguousarray(s.f))
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             self._fail(exc)
             return PYTHON, None
@@ -1677,10 +1709,14 @@ class StepLoop:
         j = steps - 1
         # a step's derivative at its start is its first stage (the row before may end a
         # control step whose inputs the loop changed)
-        s._last = ((float(T[j]), Y[j], KS[j, 0], float(T[j + 1]), Y[j + 1], F[j + 1],
+        s._last = ((float(T[j]), Y[j], KS[j, 0], float(T[j + 1]), Y[j + 1], KS[j, 6],
                     (float(self._H[j]), KS[j])) if self._whole[j] else None)
-        s.t_old, s.y_old, s.f_old = float(T[j]), Y[j].copy(), KS[j, 0].copy()
-        s.t, s.y, s.f = float(T[steps]), Y[steps].copy(), F[steps].copy()
+        # (the last step's start: views, as the dense output's, valid until the loop runs
+        # again; the Python path takes a step of its own, which sets them, before it
+        # reads them; a long train's copies took 2 % of its drive)
+        s.t_old, s.y_old, s.f_old = float(T[j]), Y[j], KS[j, 0]
+        s.t, s.y = float(T[steps]), Y[steps].copy()
+        s.f = (KS[j, 6] if self._whole[j] else F[steps]).copy()
         s.nsteps += int(counts[2])
         self.steps_taken += steps
         s.nfev += int(counts[0])
