@@ -37,7 +37,7 @@ from rrscore.simulation import Drive  # noqa: E402
 
 @njit  # compiled afresh each run: the loop it times may have changed since
 def _rhs_calls(n, t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-               bodies, held, frozen, direction, work, _err, _state):  # pragma: no cover (compiled)
+               bodies, held, frozen, direction, work, _err, _state, _still):  # pragma: no cover
     for _ in range(n):
         steploop._rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
                       air, bodies, held, frozen, direction, True, work)
