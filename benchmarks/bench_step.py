@@ -101,7 +101,9 @@ def timings(d: Drive, calls: int, rounds: int) -> dict[str, float]:
     run = d.run_
     loop, s, dyn = run.integrator.loop, run.solver, run.integrator.loop.dyn
     b, w = dyn.bodies, dyn.wheelsets
-    y, f = s.y.copy(), s.f.copy()
+    y = s.y.copy()
+    # (after the one body's loop the solver keeps no derivative: it is taken when needed)
+    f = (s.f if s.f is not None else loop.rhs(s.t, s.y)).copy()
     n = y.size
     cf = np.empty(max(dyn.n - 1, 0))
     dy = np.empty(n)
@@ -115,7 +117,7 @@ def timings(d: Drive, calls: int, rounds: int) -> dict[str, float]:
     R = (loop._kernels, lay, loop._ctable, loop._vs_lay, loop._vs_index, loop._vs_sign,
          loop._inputs, loop._air(), loop._bodies, b.held, frozen, direction, work,
          np.zeros(n), np.empty(n), loop._still)
-    atol, rtol = loop._atol_rtol
+    atol, rtol = loop.tolerances()
     g = np.empty(lay[6] + lay[8] + max(dyn.n - 1, 0) * (loop._kinks.shape[1] + 1))
     h = min(s.h, s.max_step)
     parts = {

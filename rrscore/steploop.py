@@ -1631,6 +1631,20 @@ class StepLoop:
 
         return LoopSamples(rec[:, 0], entries, rec[:, 2], rec[:, 3], form)
 
+    def tolerances(self) -> tuple[np.ndarray, np.ndarray]:
+        """The solver's absolute and relative tolerances, one per entry of the state (taken
+        at the first call of the loop), and the ranges of the entries under error control
+        (a finite ``atol``, the rolling spins left out: their rates are zero)."""
+        s, dyn = self.solver, self.dyn
+        if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
+            self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
+                np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
+            controlled = np.isfinite(self._atol_rtol[0])
+            # every axle rolls in the loop: the spins' rates, and so their errors, are zero
+            controlled[dyn.somega] = False
+            self._controlled = entry_ranges(controlled)
+        return self._atol_rtol
+
     def run(self, t_end: float, resume: bool = False,
             fresh: bool = False) -> tuple[int, Steps | None]:
         """Steps from the solver's state towards ``t_end``, committed to the solver,
@@ -1656,13 +1670,7 @@ class StepLoop:
             return self._body_run.run(t_end, fresh)
         if s.f is None and not fresh:
             s.f = s._eval(s.t, s.y)
-        if self._atol_rtol is None or self._atol_rtol[0].size != s.y.size:
-            self._atol_rtol = tuple(np.ascontiguousarray(np.broadcast_to(
-                np.asarray(a, dtype=float), s.y.shape)) for a in (s.atol, s.rtol))
-            controlled = np.isfinite(self._atol_rtol[0])
-            # every axle rolls in the loop: the spins' rates, and so their errors, are zero
-            controlled[dyn.somega] = False
-            self._controlled = entry_ranges(controlled)
+        self.tolerances()
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0] = s.t, s.y
