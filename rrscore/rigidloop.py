@@ -11,7 +11,9 @@ read: at the end of a call (the solver's state), at the samples whose states a h
 asks for, and in a step the run looks into (:class:`BodySteps`). Each vehicle's energy
 flows are the train's integrals times its own coefficients, its held inputs' work as
 the log of their changes gives it (:func:`rrscore.rigidbody.replay_to`), and its
-gravity and curve work the exact integral along its path.
+gravity and curve work the exact integral along its path. (A run paused and resumed at
+control times therefore moves as one that ran straight through, to the bit; its energy
+account, formed from each call's start, is the same to rounding.)
 
 At a step's end the loop writes the vehicles' positions and speeds into one scratch
 state and takes the rigid body pass there (:func:`rrscore.compiled.body_rates`): its

@@ -234,6 +234,8 @@ class Run:
         if t_end is not None:
             # pause only at a control time, where integration stops anyway, so a run
             # paused and resumed is the same to the bit as one that ran straight through
+            # (a rigid train taken as one body: its motion; the energy account, which it
+            # forms from each call of its loop, to rounding)
             t_end = math.ceil(t_end / self.control_step - 1e-9) * self.control_step
         s, dyn, tr = self.solver, self.dyn, self.train
         while True:
