@@ -45,6 +45,8 @@ ARC_CHORD = 1.0
 JOIN_TOL = 0.5
 #: Longest track, m: far longer than any yard's, short enough to draw and search.
 MAX_TRACK = 1e5
+#: Shortest track, m: a plan drawn any shorter has no extent to lay it on.
+MIN_TRACK = 1e-3
 #: Steps of the search for loops at any setting of the switches before it gives up (a
 #: yard's ladders take a step per track and walk; only a knot of crossovers comes near).
 LOOP_SEARCH_LIMIT = 200_000
@@ -442,6 +444,10 @@ class Network:
         if length > MAX_TRACK:
             raise c.child("plan" if plan_len else "elements").error(
                 f"found {length:g} m in all, expected a track of at most {MAX_TRACK:g} m")
+        if length < MIN_TRACK:
+            where = "length" if r["length"] else ("plan" if plan_len else "elements")
+            raise c.child(where).error(f"found {length:g} m in all, expected a track of at "
+                                       f"least {MIN_TRACK:g} m")
         for what, value in (("plan", plan_len), ("elements", el_len)):
             if value is not None and abs(value - length) > 1e-3:
                 raise c.child(what if what != "plan" or r["points"] is None else "points").error(

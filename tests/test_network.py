@@ -163,6 +163,8 @@ def test_every_track_end_joined_to_nothing_is_a_buffer_stop():
      "network.switches[0].points", "found main.end, which connection 0 already uses"),
     (lambda n: n["tracks"][2]["plan"].append({"radius": 100.0}),
      "network.tracks[2].plan[3].angle", "expected the angle"),
+    (lambda n: n["tracks"][1].update(length=1e-308),  # (no extent to draw it on)
+     "network.tracks[1].length", "expected a track of at least 0.001 m"),
 ])
 def test_a_bad_network_names_the_key_and_what_was_expected(change, key, words):
     table = junction()
