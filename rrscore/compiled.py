@@ -300,6 +300,32 @@ def _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, dire
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def _rigid_carry(force, resist, held, frozen, direction, v, cf):  # pragma: no cover
+    """A rigid train's acceleration from each vehicle's force and resistance (the Coulomb
+    rule on their sums, as :func:`rrscore.bodies.rigid_net`: ``force`` becomes each
+    vehicle's net force), and the coupler forces into ``cf``: what the vehicles ahead of
+    each coupling need beyond their own net force (as
+    :func:`rrscore.bodies.rigid_coupler_forces`). ``v``: the lead's speed."""
+    n = force.size
+    total_force = total_resist = total_mass = 0.0
+    for i in range(n):
+        total_force += force[i]
+        total_resist += resist[i]
+        total_mass += held[4, i]
+    share = coulomb_share(direction[0] if frozen[0] else v, total_force, total_resist)
+    total_net = 0.0
+    for i in range(n):
+        force[i] -= resist[i] * share  # now each vehicle's net force
+        total_net += force[i]
+    a = total_net / total_mass
+    carried = 0.0
+    for i in range(n - 1):
+        carried += force[i] - held[4, i] * a
+        cf[i] = carried
+    return a
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
                rigid, work):  # pragma: no cover (compiled)
     """Derivatives of the bodies and the energy account, in place, and of the ``na``
@@ -349,26 +375,10 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
         # the one acceleration takes (their work is nothing while the speeds are equal);
         # the Coulomb rule applies to the sums (the forces and resistances of every
         # vehicle in work's rows 2 and 3: one block)
-        force, resist = work[2, :n], work[3, :n]
+        a = _rigid_carry(work[2, :n], work[3, :n], held, frozen, direction, y[sv], cf)
         vdot = dy[sv:sv + n]
-        total_force = total_resist = total_mass = 0.0
-        for i in range(n):
-            total_force += force[i]
-            total_resist += resist[i]
-            total_mass += held[4, i]
-        share = coulomb_share(direction[0] if frozen[0] else y[sv], total_force,
-                              total_resist)
-        total_net = 0.0
-        for i in range(n):
-            force[i] -= resist[i] * share  # now each vehicle's net force
-            total_net += force[i]
-        a = total_net / total_mass
-        carried = 0.0
         for i in range(n):
             vdot[i] = a
-            carried += force[i] - held[4, i] * a
-            if i < n - 1:
-                cf[i] = carried
     e_coupler, v_ahead, v_behind = dy[coupler_energy:coupler_energy + m], v[:m], v[1:1 + m]
     for i in range(m):
         e_coupler[i] = cf[i] * (v_ahead[i] - v_behind[i])
@@ -380,7 +390,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def rigid_pass_forces(x_lead, v, rel, idx, knots, tables, static, held, frozen,
-                         direction, cf, work):  # pragma: no cover (compiled)
+                      direction, cf, work):  # pragma: no cover (compiled)
     """The coupler forces of a rigid train (into ``cf``) with its lead at ``x_lead``,
     every vehicle at ``rel`` from it and at speed ``v``: :func:`body_rates`' rigid pass
     with no coupler deflecting, the same arithmetic in the same order (so the same forces
@@ -412,21 +422,7 @@ def rigid_pass_forces(x_lead, v, rel, idx, knots, tables, static, held, frozen,
         for i in range(n):
             u = v - wind[i]
             force[i] += -drag[i] * u * abs(u)
-    total_force = total_resist = total_mass = 0.0
-    for i in range(n):
-        total_force += force[i]
-        total_resist += resist[i]
-        total_mass += held[4, i]
-    share = coulomb_share(direction[0] if frozen[0] else v, total_force, total_resist)
-    total_net = 0.0
-    for i in range(n):
-        force[i] -= resist[i] * share
-        total_net += force[i]
-    a = total_net / total_mass
-    carried = 0.0
-    for i in range(n - 1):
-        carried += force[i] - held[4, i] * a
-        cf[i] = carried
+    _rigid_carry(force, resist, held, frozen, direction, v, cf)
 
 
 class CompiledBodies:
