@@ -341,9 +341,8 @@ def _axles_change(q_a, q_r, sign, axles, rolling, torque, axle_brake):  # pragma
 @njit(cache=True, _nrt=False)
 def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, inputs,
                  body_force, body_resist, torque, brake_own, axle_brake, rail_factor,
-                 rail_condition, rolling, vconst, aconst, axle_vehicle, loaded_vehicle,
-                 slip, held, has_friction, flags, watch,
-                 work):  # pragma: no cover (compiled)
+                 rail_condition, rolling, vconst, loaded_vehicle, slip, held, has_friction,
+                 flags, watch, work):  # pragma: no cover (compiled)
     """One control step at ``(t, y)`` as :meth:`Run.advance <rrscore.run.Run.advance>`
     takes it where no key is held and no driver's action is due: the built-in driver's
     decision where the loop takes it (``driver``, rows: its state, a copy, its settings;
@@ -463,7 +462,7 @@ def control_step(t, y, sx, sv, kern, cbuf, save, clay, cint, driver, sections, i
         # vehicles placed anew
         loaded_rows_update(slip, torque, axle_brake, rail_factor)
         held_inputs_of(held, has_friction, work[2:2 + HELD_WORK_ROWS], placed, body_force,
-                       body_resist, vconst[2], vconst[3], slip, loaded_vehicle,
+                       body_resist, vconst[0], vconst[1], slip, loaded_vehicle,
                        (flags & RIGID) != 0)
     return RESTARTED if changed or inputs_changed or acted else KEPT
 
@@ -548,13 +547,13 @@ class ControlSteps:
         for (_, _, _, sign, _), row in zip(dyn.placed, self.clay, strict=True):
             self.cbuf[row[_SIGN]:row[_SIGN] + row[_N]] = sign
         tr = dyn.train
-        self.aconst = np.ascontiguousarray(np.vstack([tr.axle_radius, tr.axle_mass_equiv,
-                                                      tr.axle_normal]), dtype=float)
+        #: Per vehicle: the resistance's constant term and the starting resistance (what
+        #: the held rows take besides the inputs, :func:`~rrscore.dynamics.held_inputs_of`).
+        self.vconst = np.ascontiguousarray(np.vstack([tr.c0, tr.start0]), dtype=float)
         #: The stop conditions and actions to watch (see the module's ``W_`` entries).
         self.watch = np.zeros(WATCH_SIZE)
         self._dtypes: list[list[np.dtype | None]] = [[] for _ in self._fields]
         self._gathered = np.zeros(0)  # the buffer as the last gather left it
-        self._constants, self._constants_for = np.zeros((4, 0)), None
         #: The built-in driver's run state while the loop decides (see
         #: :mod:`rrscore.autodriver`'s ``D_`` entries; ``D_ON`` 0: it does not), a copy
         #: to undo a control step handed back, its settings and the route's sections.
@@ -673,14 +672,3 @@ class ControlSteps:
             m.Q_r[...] = q_r
             last[0][...] = set_last
         self._gathered = self.cbuf.copy()  # the models now hold this
-
-    def vehicle_constants(self) -> np.ndarray:
-        """Per vehicle: mass, the rolling axles' equivalent mass, the resistance's constant
-        term and the starting resistance (what the held sums take besides the inputs)."""
-        tr, w = self.dyn.train, self.dyn.wheelsets
-        equiv = w.mass_equiv_rolling()  # a new array at each change of the axles' modes
-        if self._constants_for is not equiv:
-            self._constants = np.ascontiguousarray(np.vstack([tr.mass, equiv, tr.c0,
-                                                              tr.start0]), dtype=float)
-            self._constants_for = equiv
-        return self._constants

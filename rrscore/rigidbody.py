@@ -55,7 +55,6 @@ CONST_SIZE = 7
 # starting-resistance groups, where the plugins' states start in it, whether air drag
 # applies
 I_CURSOR, I_SIZE, I_GROUPS, I_STATES, I_AIR = range(5)
-INT_SIZE = 5
 #: Lead positions in the table (vehicle ends times knots) beyond which the loop keeps the
 #: multi-body layout for a rigid train (its table would take more memory than it saves).
 MAX_BREAKPOINTS = 2_000_000
@@ -425,6 +424,20 @@ def replay_to(j, Z, log, nlog, rp, rs, rel, half, knots, tables,
     rs[S_ROW] = j
 
 
+@njit(cache=True, _nrt=False)
+def place_vehicles(z, y, rel, sx, sv, zmap, first):  # pragma: no cover (compiled)
+    """The vehicles' positions and speeds (each at ``rel`` from the lead, at the one
+    speed) and the plugins' states (from entry ``first`` on) of the small state ``z``
+    into the whole state ``y``."""
+    xl, v = z[Z_X], z[Z_V]
+    x, vs = y[sx:sx + rel.size], y[sv:sv + rel.size]
+    for i in range(rel.size):
+        x[i] = xl + rel[i]
+        vs[i] = v
+    for q in range(zmap.size):
+        y[zmap[q]] = z[first + q]
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def body_state(z, y0, y, rp, rs, rel, idx, knots, tables, static, ints, vgroup, zmap, kept,
                axle_vehicle, inv_radius, axles):  # pragma: no cover (compiled)
@@ -438,11 +451,8 @@ def body_state(z, y0, y, rp, rs, rel, idx, knots, tables, static, ints, vgroup, 
     couplers' states and work: nothing deflects) as at the start."""
     sx, sv, sphi, somega, energy = idx[0], idx[1], idx[2], idx[3], idx[4]
     n = rel.size
-    xl, v = z[Z_X], z[Z_V]
-    x, vs = y[sx:sx + n], y[sv:sv + n]
-    for i in range(n):
-        x[i] = xl + rel[i]
-        vs[i] = v
+    xl = z[Z_X]
+    place_vehicles(z, y, rel, sx, sv, zmap, ints[I_STATES])
     fill_rolling(y0, y, axles, axle_vehicle, inv_radius, sx, sv, sphi, somega)
     half, weight, weight_kn, c1, c2, start_force, drag = (static[0], static[1], static[2],
                                                           static[3], static[4], static[5],
@@ -466,9 +476,6 @@ def body_state(z, y0, y, rp, rs, rel, idx, knots, tables, static, ints, vgroup, 
         e1[3 * n + i] = e0[3 * n + i] - weight[i] * (rp[R_GRAVITY, i] + g_int)
         e1[4 * n + i] = e0[4 * n + i] + (drag[i] * z[Z_AIR] if use_air else 0.0)
         e1[5 * n + i] = e0[5 * n + i]  # slip: every axle rolls
-    first = ints[I_STATES]
-    for q in range(zmap.size):
-        y[zmap[q]] = z[first + q]
     for r in range(kept.shape[0]):
         lo, hi = kept[r, 0], kept[r, 1]
         a0, a1 = y0[lo:hi], y[lo:hi]

@@ -15,11 +15,12 @@ gravity and curve work the exact integral along its path. (A run paused and resu
 control times therefore moves as one that ran straight through, to the bit; its energy
 account, formed from each call's start, is the same to rounding.)
 
-At a step's end the loop writes the vehicles' positions and speeds into one scratch
-state and takes the rigid body pass there (:func:`rrscore.compiled.body_rates`): its
-coupler forces, the acceleration and the event functions (vehicles held by friction
-stopping, axles driven beyond adhesion) are then the Python path's own, and a control
-step reads its positions, speeds and the plugins' states as on the multi-body layout.
+At a step's end the loop takes the coupler forces of the rigid body pass
+(:func:`rrscore.compiled.rigid_pass_forces`, the Python path's arithmetic), and the
+event functions (vehicles held by friction stopping, axles driven beyond adhesion) with
+every vehicle at the one body's speed and acceleration. Before a control step it places
+the vehicles' positions and speeds and the plugins' states in one scratch state, which
+the control step reads as on the multi-body layout.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from .rigidbody import (
     RigidBody,
     body_state,
     held_sums,
+    place_vehicles,
     replay_from_start,
     replay_to,
     rigid_rates,
@@ -184,19 +186,6 @@ def _dense(t, t0, h, z0, zks, out):  # pragma: no cover (compiled)
 
 
 @njit(cache=True, _nrt=False)
-def _place(z, y, rel, sx, sv, zmap, first):  # pragma: no cover (compiled)
-    """The vehicles' positions and speeds and the plugins' states of the small state ``z``
-    into the whole state ``y`` (what a body pass and a control step read)."""
-    xl, v = z[Z_X], z[Z_V]
-    x, vs = y[sx:sx + rel.size], y[sv:sv + rel.size]
-    for i in range(rel.size):
-        x[i] = xl + rel[i]
-        vs[i] = v
-    for q in range(zmap.size):
-        y[zmap[q]] = z[first + q]
-
-
-@njit(cache=True, _nrt=False)
 def _body_events(v, a, dy, yc, cf, g, lay, frozen, direction, slip, slip_laws, laws_coef,
                  laws_speeds, laws_values, kinks, ctable, break_force,
                  coupler_watch):  # pragma: no cover (compiled)
@@ -241,7 +230,7 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
                   tab, consts, groups, ints, zmap, zlay, zindex, tol, rel, T, Z, ZK, H, CF,
                   yc, dyc, log, counts, cstate, cbuf, save, clay, cint, driver, sections,
                   body_force, body_resist, axle_torque, brake_own, axle_brake, rail_factor,
-                  rail_condition, rolling, vconst, aconst, loaded_vehicle, watch,
+                  rail_condition, rolling, vconst, loaded_vehicle, watch,
                   samples):  # pragma: no cover (compiled)
     """Steps of the one body from ``(T[0], Z[0])`` towards ``t_end``, with the control
     steps, events and samples of :func:`rrscore.steploop._advance` (whose docstring gives
@@ -282,7 +271,7 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
     cap = log.shape[0]
     # the call's start: the held sums, the derivative and the events there
     held_sums(held, consts)
-    _place(Z[0], yc, rel, lay[0], lay[1], zmap, first)
+    place_vehicles(Z[0], yc, rel, lay[0], lay[1], zmap, first)
     counts[0] += 1
     if _body_restart(t, Z[0], zf, lay[12] != 0, yc, dyc, cf, g0, tab, consts, groups, ints,
                      frozen, direction, kern, zlay, zindex, vs_sign, inputs, v_row, lay, slip,
@@ -304,7 +293,7 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
                 status = PYTHON
                 break
             rigid_pass_forces(z1[Z_X], z1[Z_V], rel, b_idx, knots, tables, static, held,
-                                 frozen, direction, cf, work)
+                              frozen, direction, cf, work)
             ng = _body_events(z1[Z_V], zks[6, Z_V], dyc, yc, cf, g1, lay, frozen, direction,
                               slip, slip_laws, laws_coef, laws_speeds, laws_values, kinks,
                               ctable, break_force, coupler_watch)
@@ -361,16 +350,15 @@ def _body_advance(t, t_end, h_next, max_step, max_steps, kern, lay, vs_sign, in0
             status = FULL
             break
         # a control step at row ``steps``, reading its positions, speeds and states in ``yc``
-        _place(Z[steps], yc, rel, lay[0], lay[1], zmap, first)
+        place_vehicles(Z[steps], yc, rel, lay[0], lay[1], zmap, first)
         for r in range(3):
             copy_into(held_before[r], held[r])
         try:
             code = control_step(t, yc, lay[0], lay[1], kern, cbuf, save, clay, cint, driver,
                                 sections, inputs, body_force, body_resist, axle_torque,
                                 brake_own, axle_brake, rail_factor, rail_condition, rolling,
-                                vconst, aconst, axle_vehicle, loaded_vehicle, slip, held,
-                                has_friction, RIGID | (CHECKED if checked else 0), watch,
-                                c_work)
+                                vconst, loaded_vehicle, slip, held, has_friction,
+                                RIGID | (CHECKED if checked else 0), watch, c_work)
         except Exception:  # a kernel raised: its writes undone, the rest Python's
             copy_writable(cbuf, save, clay)
             copy_into(driver[0], driver[1])
@@ -524,7 +512,7 @@ class BodyRun:
                 loop._no_sections if loop.control is None else loop.control.sections,
                 dyn.body_force, dyn.body_resist, w.axle_torque, dyn._axle_brake_own,
                 w.axle_brake, w.rail_factor, w.rail_condition, w.rolling, loop._vconst,
-                loop._aconst, w.loaded_vehicle(), loop._ahead_watch, samples)
+                w.loaded_vehicle(), loop._ahead_watch, samples)
         except Exception as exc:  # a plugin's kernel raised: its Python call names it
             loop._fail(exc)
             return PYTHON, None

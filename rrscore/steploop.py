@@ -785,7 +785,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
              coupler_watch, live, formed, still, controlled, T, Y, F, KS, H, WHOLE, CF, G_OUT,
              counts, cstate, cbuf, save, clay, cint, driver, sections,
              body_force, body_resist, axle_torque,
-             brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst, aconst,
+             brake_own, axle_brake, rail_factor, rail_condition, rolling, vconst,
              loaded_vehicle, watch, f_restart, ks2, samples, room, g_room, work, c_work,
              cf_room, f_start):  # pragma: no cover (compiled)
     """Dormand–Prince steps from ``(T[0], Y[0], f_start)`` towards ``t_end``, as the
@@ -1051,8 +1051,8 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
             code = control_step(t, Y[steps], sx, lay[1], kern, cbuf, save, clay, cint,
                                 driver, sections, inputs, body_force, body_resist,
                                 axle_torque, brake_own, axle_brake, rail_factor,
-                                rail_condition, rolling, vconst, aconst, axle_vehicle,
-                                loaded_vehicle, slip, held, has_friction,
+                                rail_condition, rolling, vconst, loaded_vehicle, slip,
+                                held, has_friction,
                                 (RIGID if lay[5] else 0) | (CHECKED if checked else 0),
                                 watch, c_work)
         except Exception:  # a kernel raised: its writes undone, the rest of the run's
@@ -1154,8 +1154,8 @@ class Steps:
     stage, ``ks[j, 6]``, and only a step that is not whole has it in ``f[j + 1]``; a
     step's derivative at its start is its first stage, ``ks[j, 0]``), and per step its
     size ``h``, whether it is ``whole`` (else it ends at a slack edge reached in several
-    steps and its dense output is the cubic Hermite), its stages ``ks`` (the loop's buffer) and the
-    coupler forces at its end (rows of ``coupler_forces``; None for a train of one
+    steps and its dense output is the cubic Hermite), its stages ``ks`` (the loop's
+    buffer) and the coupler forces at its end (rows of ``coupler_forces``; None for a train of one
     vehicle); the lead's position and speed at each time (``lead_x``, ``lead_v``; ``sx``,
     ``sv``: the bodies' blocks of the state). Consumers that want the Python path's view
     take :meth:`segment`. (:class:`rrscore.rigidloop.BodySteps` has the same reading
@@ -1166,8 +1166,8 @@ class Steps:
 
     def __init__(self, t: np.ndarray, y: np.ndarray, f: np.ndarray, h: np.ndarray,
                  whole: np.ndarray, ks: np.ndarray, coupler_forces: np.ndarray | None,
-                 fill: Callable[[np.ndarray, np.ndarray], None] | None = None,
-                 sx: slice = slice(0, 1), sv: slice = slice(1, 2)) -> None:
+                 fill: Callable[[np.ndarray, np.ndarray], None] | None, sx: slice,
+                 sv: slice) -> None:
         self.t, self.y, self.f, self.h, self.whole = t, y, f, h, whole
         self.ks, self.coupler_forces = ks, coupler_forces
         #: Fills in a state interpolated within a step what is not integrated (the
@@ -1230,18 +1230,16 @@ class StepLoop:
         # index the loop may take, a restart no step has followed yet, a kernel raised,
         # samples recorded in the last call
         self._cstate = np.array([0, 0, -1, 0, 0, 0], dtype=np.int64)
-        self._vconst = np.zeros((4, 0))
+        self._vconst = np.zeros((2, 0))
         if ctl is None:
             self._control_args = (np.zeros(0), np.zeros(0),
                                   np.zeros((0, LAYOUT_COLUMNS), np.int64),
                                   np.zeros(0, np.int64),
                                   np.zeros((3, max(DRIVER_STATE_SIZE, DRIVER_PARAMS_SIZE))))
             self._ahead_watch = np.zeros(WATCH_SIZE)
-            self._aconst = np.zeros((3, 0))
         else:
             self._control_args = (ctl.cbuf, ctl.save, ctl.clay, ctl.cint, ctl.driver)
             self._ahead_watch = ctl.watch
-            self._aconst = ctl.aconst
         #: Whether the loop may take control steps in the current advance.
         self.ahead = False
         #: Whether the last call handed a control time back (:data:`HANDED`).
@@ -1505,7 +1503,7 @@ class StepLoop:
         ctl = self.control
         if ctl is None or self.kernel_failed or last < first or (gather and not ctl.gather()):
             return False
-        self._vconst = ctl.vehicle_constants()
+        self._vconst = ctl.vconst
         self._cstate[:] = (0, first, last, 0, 0, 0)
         self.ahead = True
         self.handed = False
@@ -1694,7 +1692,7 @@ class StepLoop:
                 self._no_sections if self.control is None else self.control.sections,
                 dyn.body_force,
                 dyn.body_resist, w.axle_torque, dyn._axle_brake_own, w.axle_brake,
-                w.rail_factor, w.rail_condition, w.rolling, self._vconst, self._aconst,
+                w.rail_factor, w.rail_condition, w.rolling, self._vconst,
                 w.loaded_vehicle(), self._ahead_watch, self._f_restart, self._ks2,
                 samples, self._room, self._g_room, self._work, self._c_work, self._cf_room,
                 F[0] if fresh else np.ascontiguousarray(s.f))
