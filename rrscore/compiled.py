@@ -178,6 +178,14 @@ def coulomb_share(d, force, resist):  # pragma: no cover (compiled)
 #: Rows of the ``work`` array :func:`body_rates` takes.
 BODY_WORK_ROWS = 5
 
+#: What a body pass writes (:func:`body_rates`' ``rates``): every derivative; those that
+#: can be nonzero (a step loop's stage: its buffers hold the zeros of the rolling wheels'
+#: rates, of the slip flows and of the air's where no vehicle has drag); those of the
+#: motion alone, no energy flow (a stage whose flows nothing reads: Dormand-Prince's
+#: second, whose weight is zero in the step's end, its error and its dense output).
+#: (numpy scalars: numba compiles a function once per literal argument.)
+ALL_RATES, NONZERO_RATES, MOTION_RATES = np.int64(2), np.int64(1), np.int64(0)
+
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _route_under(xs, knots, tables, static, grade, curve,
@@ -221,10 +229,11 @@ BODY_BLOCK = 256
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-                rigid, work):  # pragma: no cover (compiled)
+                rigid, rates, work):  # pragma: no cover (compiled)
     """:func:`body_rates` for the ``k`` vehicles from ``b0``: the route under them, their
     forces and resistances (into ``work``'s rows 2 and 3, from column 0), their energy
-    flows and speeds' rates, and unless ``rigid`` their accelerations."""
+    flows (as ``rates`` says) and speeds' rates, and unless ``rigid`` their
+    accelerations."""
     sx, sv, energy, any_starting, use_air = idx[0], idx[1], idx[4], idx[6], idx[7]
     n = static.shape[1]
     grade, curve, force, resist, speed = (work[0, :k], work[1, :k], work[2, :k],
@@ -255,18 +264,26 @@ def _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, dire
     e_gravity, e_air, e_slip = (dy[e0 + 3 * n:e0 + 3 * n + k],
                                 dy[e0 + 4 * n:e0 + 4 * n + k],
                                 dy[e0 + 5 * n:e0 + 5 * n + k])
+    flows = rates != MOTION_RATES
+    gravity = grade  # (each vehicle's grade is read once, then its gravity force kept)
     for i in range(k):
         g = grade[i]
-        gravity = -weight[i] * g / np.sqrt(1.0 + g * g)
-        force[i] += force_held[i] + gravity
+        gravity[i] = -weight[i] * g / np.sqrt(1.0 + g * g)
+        force[i] += force_held[i] + gravity[i]
         s = abs(v[i])
         speed[i] = s
         r = resist_c0[i] + s * (c1[i] + c2[i] * s)
         resist[i] = r + curve[i] * weight_kn[i]
-        e_gravity[i] = gravity * v[i]
-        e_drive[i] = force_held[i] * v[i]
-        e_brake[i] = resist_held[i] * s
-        e_slip[i] = 0.0
+    # the flows in loops of their own, so that a stage whose flows nothing reads skips
+    # their writes (a long train's stages are paced by the memory they write)
+    if flows:
+        for i in range(k):
+            e_gravity[i] = gravity[i] * v[i]
+            e_drive[i] = force_held[i] * v[i]
+            e_brake[i] = resist_held[i] * speed[i]
+    if rates == ALL_RATES:
+        for i in range(k):
+            e_slip[i] = 0.0
     if any_starting:
         start_force, start_speed = static[5, b0:b0 + k], static[6, b0:b0 + k]
         for i in range(k):
@@ -278,15 +295,17 @@ def _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, dire
             u = v[i] - wind[i]
             air = -drag[i] * u * abs(u)
             force[i] += air
-            e_air[i] = air * v[i]
-    else:
+            if flows:
+                e_air[i] = air * v[i]
+    elif rates == ALL_RATES:
         for i in range(k):
             e_air[i] = 0.0
     xdot, vdot = dy[sx + b0:sx + b0 + k], dy[sv + b0:sv + b0 + k]
     for i in range(k):
         xdot[i] = v[i]
-    for i in range(k):
-        e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
+    if flows:
+        for i in range(k):
+            e_resist[i] = (resist[i] - resist_held[i]) * speed[i]
     if not rigid:
         inv_mass = held[3, b0:b0 + k]
         hold, way = frozen[b0:b0 + k], direction[b0:b0 + k]
@@ -327,9 +346,10 @@ def _rigid_carry(force, resist, held, frozen, direction, v, cf):  # pragma: no c
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, na,
-               rigid, work):  # pragma: no cover (compiled)
+               rigid, work, rates=ALL_RATES):  # pragma: no cover (compiled)
     """Derivatives of the bodies and the energy account, in place, and of the ``na``
-    wheelsets (all rolling: zero, see :func:`rrscore.wheelsets.fill_rolling`).
+    wheelsets (all rolling: zero, see :func:`rrscore.wheelsets.fill_rolling`); of these
+    only those ``rates`` says (:data:`ALL_RATES` by default).
 
     ``y``, ``dy``: the whole state and its derivative. ``idx``: the first indices of
     the blocks ``body.x``, ``body.v``, ``wheel.phi``, ``wheel.omega``, the six energy
@@ -366,7 +386,7 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
     while b0 < n:
         k = min(block, n - b0)
         _body_block(b0, k, y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-                    rigid, work)
+                    rigid, rates, work)
         b0 += k
     m = max(n - 1, 0)
     v = y[sv:sv + n]
@@ -379,9 +399,11 @@ def body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction, n
         vdot = dy[sv:sv + n]
         for i in range(n):
             vdot[i] = a
-    e_coupler, v_ahead, v_behind = dy[coupler_energy:coupler_energy + m], v[:m], v[1:1 + m]
-    for i in range(m):
-        e_coupler[i] = cf[i] * (v_ahead[i] - v_behind[i])
+    if rates != MOTION_RATES:
+        e_coupler, v_ahead, v_behind = (dy[coupler_energy:coupler_energy + m], v[:m],
+                                        v[1:1 + m])
+        for i in range(m):
+            e_coupler[i] = cf[i] * (v_ahead[i] - v_behind[i])
     # every axle rolls here: its spin and angle are read off the body after each step
     # (rrscore.wheelsets.fill_rolling), not integrated
     dy[sphi:sphi + na] = 0.0

@@ -58,7 +58,10 @@ from numba.experimental import structref
 from .adhesion import interp_one
 from .autodriver import DRIVER_PARAMS_SIZE, DRIVER_STATE_SIZE
 from .compiled import (
+    ALL_RATES,
     BODY_WORK_ROWS,
+    MOTION_RATES,
+    NONZERO_RATES,
     STATE_RATES,
     Kernel,
     body_rates,
@@ -152,8 +155,7 @@ for _i, _row in enumerate(_DP_A):
 # Arguments passed as numpy scalars, not literals: numba compiles a function once for
 # each literal argument (``True``, ``0``) it meets and again for a typed one, and a second
 # _rhs cost some 6 s of a first run's compile time.
-WHEELS, NO_WHEELS = np.bool_(True), np.bool_(False)
-ZERO, SIX = np.int64(0), np.int64(6)
+ZERO = np.int64(0)
 
 # Status of a call of the loop: ``t_end`` reached; an event with an action (or a slack
 # edge it could not end a step on) in the next step; a step the Python path must take (a
@@ -269,13 +271,14 @@ def _coupler_forces(y, dy, cf, kern, lay, ctable, work):  # pragma: no cover (co
 
 @njit(cache=True, _nrt=False)
 def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air, bodies,
-         held, frozen, direction, wheels, work):  # pragma: no cover (compiled)
+         held, frozen, direction, rates, work):  # pragma: no cover (compiled)
     """:meth:`TrainDynamics.rhs <rrscore.dynamics.TrainDynamics.rhs>` of the common case:
     couplers, the vehicle plugins' states, the air the air brake draws from main
-    reservoirs (``air``: their states' indices and the rates), then the body pass.
-    ``wheels`` false: the rolling wheels' rates (zeros) are not written (a step's stages
-    leave them as the zeros its buffer holds). ``work``: the intermediates' rows
-    (:func:`rhs_work`), so that it allocates nothing."""
+    reservoirs (``air``: their states' indices and the rates), then the body pass, which
+    writes what ``rates`` says (:data:`~rrscore.compiled.ALL_RATES`: every rate; a step's
+    stages leave the zeros their buffer holds, and the second stage the energy flows, which
+    nothing reads). ``work``: the intermediates' rows (:func:`rhs_work`), so that it
+    allocates nothing."""
     _coupler_forces(y, dy, cf, kern, lay, ctable, work)
     if vs_lay.shape[0]:
         plugin_state_rates(t, y, dy, kern, lay[1], vs_lay, vs_index, vs_sign, inputs,
@@ -289,7 +292,7 @@ def _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air
             dy[mr_index[k]] = after[k]
     idx, knots, tables, static, axle_vehicle, inv_radius, axles = bodies
     body_rates(y, cf, dy, idx, knots, tables, static, held, frozen, direction,
-               axle_vehicle.size if wheels else 0, lay[5] == 1, work)
+               axle_vehicle.size if rates == ALL_RATES else 0, lay[5] == 1, work, rates)
 
 
 @njit(cache=True)
@@ -299,7 +302,7 @@ def _rhs_flat(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, in0, i
     """:func:`_rhs` with its arguments flat, for calls from Python."""
     _rhs(t, y, dy, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, (in0, in1, in2, in3),
          (mr_index, mr_draw), (b_idx, knots, tables, static, axle_vehicle, inv_radius, axles),
-         held, frozen, direction, WHEELS, work)
+         held, frozen, direction, ALL_RATES, work)
 
 
 # ---------------------------------------------------------------------- events
@@ -427,20 +430,21 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
     reads them); the same arithmetic in the same order, so the same values. Returns
     whether the entries of the stage ``ks[m - 1]`` and of the state it forms are finite.
     (A stage not finite elsewhere makes the step's end not finite: the step fails as
-    on the Python path, a stage later.) ``coef``: at least six coefficients.
+    on the Python path, a stage later.) ``coef``: at least five coefficients (the inner
+    stages': the step's end is :func:`_step_end`).
 
     Entry by entry, each sum whole in a register (``0 + a0 k0 + a1 k1 + ...``, added
     in the order the solver adds the rows), with a loop for each count of stages: so
     the compiler vectorises each, where a loop over the stages inside did not."""
     if not _finite_in(ks[m - 1], live):
         return False
-    a0, a1, a2, a3, a4, a5 = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5]
+    a0, a1, a2, a3, a4 = coef[0], coef[1], coef[2], coef[3], coef[4]
     bad = 0
     for r in range(live.shape[0]):
         lo, hi = live[r, 0], live[r, 1]
         yy, out = y[lo:hi], state[lo:hi]
-        k0, k1, k2, k3, k4, k5 = (ks[0, lo:hi], ks[1, lo:hi], ks[2, lo:hi], ks[3, lo:hi],
-                                  ks[4, lo:hi], ks[5, lo:hi])
+        k0, k1, k2, k3, k4 = ks[0, lo:hi], ks[1, lo:hi], ks[2, lo:hi], ks[3, lo:hi], \
+            ks[4, lo:hi]
         w = hi - lo
         if m == 1:
             for c in range(w):
@@ -462,18 +466,42 @@ def _stage_live(y, h, coef, ks, m, live, state):  # pragma: no cover (compiled)
                 v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c])
                 out[c] = v
                 bad |= np.int64((v - v) != 0.0)
-        elif m == 5:
+        else:
             for c in range(w):
                 v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c]
                                  + a4 * k4[c])
                 out[c] = v
                 bad |= np.int64((v - v) != 0.0)
-        else:
-            for c in range(w):
-                v = yy[c] + h * (0.0 + a0 * k0[c] + a1 * k1[c] + a2 * k2[c] + a3 * k3[c]
-                                 + a4 * k4[c] + a5 * k5[c])
-                out[c] = v
-                bad |= np.int64((v - v) != 0.0)
+    return bad == 0
+
+
+# The weights of a step's end and of its error estimate on the stages but the second
+# (its weights are zero in both: the sums below leave its term out, which adds exactly
+# zero where it is finite; a long train's step ends are paced by the stages they read)
+_B0, _B2, _B3, _B4, _B5 = _DP_B[0], _DP_B[2], _DP_B[3], _DP_B[4], _DP_B[5]
+_E0, _E2, _E3, _E4, _E5, _E6 = _DP_E[0], _DP_E[2], _DP_E[3], _DP_E[4], _DP_E[5], _DP_E[6]
+assert _DP_B[1] == 0.0 and _DP_B[6] == 0.0 and _DP_E[1] == 0.0
+
+
+@njit(cache=True, _nrt=False)
+def _step_end(y, h, ks, ranges, out):  # pragma: no cover (compiled)
+    """The step's end, ``y + h * (b @ ks)`` (:func:`rrscore.solvers._stage_state` with
+    Dormand-Prince's weights ``b``), on the entries in the ``ranges`` only, written into
+    ``out``: the same values where the stages are finite (the second stage's term, of
+    weight zero, left out). Returns whether the entries of the sixth stage and of the
+    end are finite (as :func:`_stage_live`, in the same pass)."""
+    bad = 0
+    for r in range(ranges.shape[0]):
+        lo, hi = ranges[r, 0], ranges[r, 1]
+        yy, o = y[lo:hi], out[lo:hi]
+        k0, k2, k3, k4, k5 = ks[0, lo:hi], ks[2, lo:hi], ks[3, lo:hi], ks[4, lo:hi], \
+            ks[5, lo:hi]
+        for c in range(hi - lo):
+            k = k5[c]
+            v = yy[c] + h * (0.0 + _B0 * k0[c] + _B2 * k2[c] + _B3 * k3[c] + _B4 * k4[c]
+                             + _B5 * k)
+            o[c] = v
+            bad |= np.int64((v - v) != 0.0) | np.int64((k - k) != 0.0)
     return bad == 0
 
 
@@ -485,19 +513,16 @@ def _error_ratio(h, ks, atol, rtol, mag0, y1, ref1, controlled, work):  # pragma
     the norm. Returns whether the estimate is finite there, and the norm. ``work``: room
     for the estimate (as long as ``y1``). The estimate entry by entry, as
     :func:`_stage_live` sums."""
-    e0, e1, e2, e3, e4, e5, e6 = (_DP_E[0], _DP_E[1], _DP_E[2], _DP_E[3], _DP_E[4],
-                                  _DP_E[5], _DP_E[6])
     worst = 0.0
     for r in range(controlled.shape[0]):
         lo, hi = controlled[r, 0], controlled[r, 1]
-        k0, k1, k2, k3, k4, k5, k6 = (ks[0, lo:hi], ks[1, lo:hi], ks[2, lo:hi],
-                                      ks[3, lo:hi], ks[4, lo:hi], ks[5, lo:hi],
-                                      ks[6, lo:hi])
+        k0, k2, k3, k4, k5, k6 = (ks[0, lo:hi], ks[2, lo:hi], ks[3, lo:hi],
+                                  ks[4, lo:hi], ks[5, lo:hi], ks[6, lo:hi])
         err = work[:hi - lo]
         bad = 0
-        for c in range(hi - lo):
-            e = (0.0 + e0 * k0[c] + e1 * k1[c] + e2 * k2[c] + e3 * k3[c] + e4 * k4[c]
-                 + e5 * k5[c] + e6 * k6[c]) * h
+        for c in range(hi - lo):  # (the second stage's weight is zero: see _step_end)
+            e = (0.0 + _E0 * k0[c] + _E2 * k2[c] + _E3 * k3[c] + _E4 * k4[c]
+                 + _E5 * k5[c] + _E6 * k6[c]) * h
             err[c] = e
             bad |= np.int64((e - e) != 0.0)
         if bad:
@@ -564,14 +589,15 @@ def _step(t, y, f, h_next, t_bound, max_step, atol, rtol, weights, R, live,
             if not _stage_live(y, h, _A[i], ks, i, live, state):
                 return False, t, h_next, h
             _rhs(t + _DP_C[i] * h, state, ks[i], cf, kern, lay, ctable, vs_lay, vs_index,
-                 vs_sign, inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
+                 vs_sign, inputs, air, bodies, held, frozen, direction,
+                 MOTION_RATES if i == 1 else NONZERO_RATES, work)
         # the step's end on the entries ``formed``; the others, the wheels', are read off
         # the bodies below, once the step is accepted (every entry is written: no copy)
-        if not _stage_live(y, h, _DP_B, ks, SIX, formed, y1):
+        if not _step_end(y, h, ks, formed, y1):
             return False, t, h_next, h
         _copy_ranges(y1, y, still)  # (rates zero while the loop serves: see StepLoop)
         _rhs(t + h, y1, ks[6], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs,
-             air, bodies, held, frozen, direction, NO_WHEELS, work)
+             air, bodies, held, frozen, direction, NONZERO_RATES, work)
         counts[0] += 6
         # (outside ``formed``, the wheels' columns: the zeros the buffer holds)
         if not _finite_in(ks[6], formed):
@@ -884,14 +910,14 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
         y = Y[steps]
         if fresh:  # a restart: the derivative at the start (and the coupler forces)
             _rhs(t, y, f0, cf, kern, lay, ctable, vs_lay, vs_index, vs_sign, inputs, air,
-                 bodies, held, frozen, direction, WHEELS, work)
+                 bodies, held, frozen, direction, ALL_RATES, work)
             counts[0] += 1
             if pending >= 0:  # the sample recorded here: its acceleration is this one's
                 samples[pending, 2] = f0[lay[1]]
                 pending = -1
         elif lay[10]:  # the break margins need the coupler forces at the start
             _rhs(t, y, room[R_DY], cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                 inputs, air, bodies, held, frozen, direction, WHEELS, work)
+                 inputs, air, bodies, held, frozen, direction, ALL_RATES, work)
         ng = _events(y, f0, cf, g0, lay, frozen, direction, slip, slip_laws, laws_coef,
                      laws_speeds, laws_values, kinks, ctable, break_force, coupler_watch)
         if fresh and lay[7]:  # a restart: does an axle's slip margin hold below zero now?
@@ -1018,7 +1044,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 _dense_state(ts, T[j], T[j + 1], H[j], Y[j], Y[j + 1], KS[j, 0], F[j + 1],
                              KS[j], WHOLE[j], live, s_y)
                 _rhs(ts, s_y, s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, NO_WHEELS, work)
+                     inputs, air, bodies, held, frozen, direction, MOTION_RATES, work)
                 if traction_due:
                     traction = traction_loaded(body_force, slip, t_per)
                     traction_due = False
@@ -1089,7 +1115,7 @@ def _advance(t, t_end, h_next, max_step, max_steps, atol, rtol, weights, kern, l
                 pending = r
             else:
                 _rhs(t, Y[steps], s_dy, s_cf, kern, lay, ctable, vs_lay, vs_index, vs_sign,
-                     inputs, air, bodies, held, frozen, direction, WHEELS, work)
+                     inputs, air, bodies, held, frozen, direction, ALL_RATES, work)
                 samples[r, 2] = s_dy[lay[1]]
     for e in range(nc * nk):  # the slack edges' values the next step starts from
         G_OUT[e] = g0[slack_from + e] if lay[9] else 0.0

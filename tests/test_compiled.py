@@ -212,3 +212,51 @@ def test_a_rigid_train_s_coupler_forces_alone_are_the_body_pass_s_to_the_bit(spe
                              np.zeros((BODY_WORK_ROWS, dyn.n)))
         assert np.any(want != 0.0)
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_stage_s_body_pass_writes_only_the_rates_it_is_asked_for():
+    # ALL_RATES writes every rate; NONZERO_RATES leaves the rates that are zero while every
+    # axle rolls (wheels, slip, the air's without drag) as they are; MOTION_RATES also
+    # leaves every energy flow: each written rate is the same as ALL_RATES writes
+    from rrscore.compiled import (
+        ALL_RATES,
+        BODY_WORK_ROWS,
+        MOTION_RATES,
+        NONZERO_RATES,
+        body_rates,
+    )
+
+    run = Run(make_scenario([{"config": car_config(), "count": 6}],
+                            elements=[{"length": "300 m", "grade": "8 permille"},
+                                      {"length": "2 km", "radius": "600 m"}]))
+    dyn, b, c = run.dyn, run.dyn.bodies, run.dyn.compiled
+    assert not b._use_air
+    y = dyn.initial_state(250.0, 3.0)
+    dyn.start_step(y)
+    e = dyn.energy.slices
+    zero = np.zeros(dyn.size, dtype=bool)
+    for sl in (dyn.sphi, dyn.somega, e["slip"], e["air"]):
+        zero[sl] = True
+    flows = np.zeros(dyn.size, dtype=bool)
+    for sl in (*e.values(), dyn.energy.coupler):
+        flows[sl] = True
+    cf = dyn.coupler_forces(y)
+
+    def rates(mode):
+        dy = np.full(dyn.size, 7.0)  # what is not written stays 7
+        body_rates(y, cf, dy, c._idx, c._knots, c._tables, c._static, b.held, b.frozen,
+                   b.direction, dyn.na if mode == ALL_RATES else 0, False,
+                   np.zeros((BODY_WORK_ROWS, dyn.n)), mode)
+        return dy
+
+    every = rates(ALL_RATES)
+    body = np.zeros(dyn.size, dtype=bool)
+    body[dyn.sx] = body[dyn.sv] = True
+    assert np.all(every[zero] == 0.0) and np.any(every[flows & ~zero] != 0.0)
+    nonzero = rates(NONZERO_RATES)
+    assert np.all(nonzero[zero] == 7.0)
+    np.testing.assert_array_equal(nonzero[~zero & (body | flows)],
+                                  every[~zero & (body | flows)])
+    motion = rates(MOTION_RATES)
+    assert np.all(motion[flows | zero] == 7.0)
+    np.testing.assert_array_equal(motion[body], every[body])

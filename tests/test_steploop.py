@@ -249,7 +249,7 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
     # the loop's stages against the solver's full stage state: equal to the bit where
     # formed, and the unread entries (wheel angles and spins, energy account) left alone
     from rrscore.solvers import _DP_B, _stage_state
-    from rrscore.steploop import _A, _stage_live
+    from rrscore.steploop import _A, _stage_live, _step_end
 
     run = Run(_load(ROOT / "configs" / "scenarios" / "freight_50.toml", True))
     loop, dyn = run.integrator.loop, run.dyn
@@ -273,9 +273,17 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
     for lo, hi in loop._formed:
         formed[lo:hi] = True
     end = np.full(dyn.size, 123.0)
-    assert _stage_live(y, 0.01, _DP_B, ks, 6, loop._formed, end)
+    assert _step_end(y, 0.01, ks, loop._formed, end)
     np.testing.assert_array_equal(end[formed], _stage_state(y, 0.01, _DP_B, ks, 6)[0][formed])
     assert (end[~formed] == 123.0).all()
+    # it reads no second stage (its weight is zero): whatever that holds, the same end
+    ks[1] = np.nan
+    again = np.full(dyn.size, 123.0)
+    assert _step_end(y, 0.01, ks, loop._formed, again)
+    np.testing.assert_array_equal(again, end)
+    ks[5, np.flatnonzero(formed)[-1]] = np.inf  # a sixth stage not finite where read fails
+    assert not _step_end(y, 0.01, ks, loop._formed, again)
+    ks[1] = ks[5] = 1.0
     ks[2, np.flatnonzero(live)[-1]] = np.nan  # a stage not finite where it is read fails
     assert not _stage_live(y, 0.01, _A[3], ks, 3, loop._live, np.zeros(dyn.size))
     ks[2] = 1.0
