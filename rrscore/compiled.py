@@ -194,10 +194,34 @@ def _route_under(xs, knots, tables, static, grade, curve,
     as many as it holds) into ``grade`` and ``curve``: the knot intervals of its ends
     (those it stood in before, as a rule: range checks, no walk; cached in ``static``
     from row :data:`ROUTE_ROWS`), then the route under it in a loop without branches
-    (see :func:`body_rates`)."""
+    (see :func:`body_rates`). Where every end of them lies on one piece of the route (a
+    knot interval), that piece serves them all, the same arithmetic on the same values
+    (kept in the first one's front cache), without reading each one's cache: the rule on
+    a long train, whose pieces are far longer than a block of vehicles, and whose cached
+    rows would be most of what its right-hand side reads."""
     k = xs.size
     c = static[ROUTE_ROWS:ROUTE_ROWS + ROUTE_SIZE]
     half = static[0, b0:b0 + k]
+    lo, hi = np.inf, -np.inf  # the ends' extent (NaN left out: it follows anyway)
+    for i in range(k):
+        rear, front = xs[i] - half[i], xs[i] + half[i]
+        if rear < lo:
+            lo = rear
+        if front > hi:
+            hi = front
+    if not c[0, b0] <= hi < c[1, b0]:
+        _end_piece(hi, knots, tables, c, b0, FRONT)
+    if c[0, b0] <= lo:  # (and so every end, up to ``hi``, on the piece of ``hi``)
+        start, slope, value, curve_slope, curve_value = (c[2, b0], c[3, b0], c[4, b0],
+                                                         c[5, b0], c[6, b0])
+        for i in range(k):
+            x, h = xs[i], half[i]
+            front, rear = x + h, x - h
+            grade[i] = ((slope * (front - start) + value)
+                        - (slope * (rear - start) + value)) / (2.0 * h)
+            curve[i] = ((curve_slope * (front - start) + curve_value)
+                        - (curve_slope * (rear - start) + curve_value)) / (2.0 * h)
+        return
     f_from, f_to, r_from, r_to = c[0, b0:b0 + k], c[1, b0:b0 + k], c[7, b0:b0 + k], \
         c[8, b0:b0 + k]
     for i in range(k):

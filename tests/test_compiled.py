@@ -214,6 +214,43 @@ def test_a_rigid_train_s_coupler_forces_alone_are_the_body_pass_s_to_the_bit(spe
         np.testing.assert_array_equal(got, want)
 
 
+def test_a_long_train_s_blocks_on_one_piece_of_route_or_across_knots_give_the_same_rates():
+    # 300 cars (4.2 km: a block of 256 vehicles, then 44) over pieces of 3 km, 60 m and
+    # 2.5 km: blocks wholly on one piece read it once for all their vehicles, others each
+    # vehicle's own cached piece. Against the components (to rounding), and a pass that
+    # has stood elsewhere against a fresh one (to the bit), as blocks change between both
+    from rrscore.compiled import BODY_BLOCK
+
+    plain = car_config()
+    sc = make_scenario([{"config": plain, "count": 300}],
+                       elements=[{"length": "3 km", "grade": "4 permille"},
+                                 {"length": "60 m", "grade": "-6 permille", "radius": "500 m"},
+                                 {"length": "2.5 km", "grade": "-2 permille"},
+                                 {"length": "20 km"}])
+    warm = Run(sc).dyn
+    assert warm.n == 300 > BODY_BLOCK and warm._use_compiled
+    leads = [4300.0, 4000.0, 7000.0, 9400.0, 3030.0, 5800.0, 9800.0, 3200.0, 6100.0]
+    one_piece = []
+    for lead in leads:
+        y = warm.initial_state(lead, 3.0)
+        x = y[warm.sx]
+        half = warm.train.half_length
+        rear, front = x - half, x + half
+        # which blocks stand on one piece (its knots at 0, 3000, 3060, 5560 m)
+        knots = np.array([3000.0, 3060.0, 5560.0])
+        one_piece.append([not np.any((rear[b:b + BODY_BLOCK].min() < knots)
+                                     & (knots <= front[b:b + BODY_BLOCK].max()))
+                          for b in (0, BODY_BLOCK)])
+        warm.start_step(y)
+        fresh = Run(sc).dyn
+        fresh.start_step(y)
+        np.testing.assert_array_equal(warm.rhs(0.0, y), fresh.rhs(0.0, y))
+        _compare(warm, 0.0, y)
+    # every kind of block met: on one piece, across a knot, in both places
+    assert {tuple(p) for p in one_piece} >= {(True, True), (False, True), (True, False),
+                                             (False, False)}
+
+
 def test_a_stage_s_body_pass_writes_only_the_rates_it_is_asked_for():
     # ALL_RATES writes every rate; NONZERO_RATES leaves the rates that are zero while every
     # axle rolls (wheels, slip, the air's without drag) as they are; MOTION_RATES also
