@@ -553,16 +553,18 @@ class Run:
 
     def _sample(self, t: float, y: np.ndarray, final: bool = False) -> None:
         """Samples due at ``t`` itself (after a control update); at the end, the final
-        state as a last row if it is not a sample time."""
+        state as a last row if it is not a sample time. (The hooks get a copy of ``y``:
+        the solver's state may be a view of the compiled loop's buffer, which its next
+        call overwrites.)"""
         if self.on_sample is None:
             return
         ts = self.k_sample * self.sample_interval
         if abs(ts - t) <= 1e-9:
-            self._deliver(ts, y, self.row(ts, y))
+            self._deliver(ts, y.copy(), self.row(ts, y))
         elif final and t > ts - self.sample_interval + 1e-9:
             row = self.row(t, y)
             self.k_sample = math.floor(t / self.sample_interval)
-            self._deliver(t, y, row)
+            self._deliver(t, y.copy(), row)
 
     def _deliver(self, t: float, y: np.ndarray, row: list[float]) -> None:
         """Hand the next row to ``on_sample``, counted first: if a hook raises on it, the

@@ -1698,6 +1698,7 @@ class StepLoop:
         b, w = dyn.bodies, dyn.wheelsets
         T, Y, F, KS = self._T, self._Y, self._F, self._KS
         T[0], Y[0] = s.t, s.y
+        s.y = Y[0]  # (the solver's state, a view: a call writes the rows after it only)
         slip, laws = w.loaded_rows, w.loaded_law
         lay = self._lay
         counts = self._counts
@@ -1747,8 +1748,16 @@ class StepLoop:
         # again; the Python path takes a step of its own, which sets them, before it
         # reads them; a long train's copies took 2 % of its drive)
         s.t_old, s.y_old, s.f_old = float(T[j]), Y[j], KS[j, 0]
-        s.t, s.y = float(T[steps]), Y[steps].copy()
-        s.f = (KS[j, 6] if self._whole[j] else F[steps]).copy()
+        # the solver's state and derivative: views of the buffers, not copies (a long
+        # train's two copies at every call were a twentieth of its drive). The next call
+        # copies the state into its first row, which it never writes, before it writes
+        # another, and reads the derivative in its first step alone, which writes the
+        # stages of the buffer's first step: a copy where those are this one's. (The
+        # state a run hands to its samples' hooks is a copy: see rrscore.run.Run._sample.)
+        s.t, s.y = float(T[steps]), Y[steps]
+        s.f = KS[j, 6] if self._whole[j] else F[steps]
+        if self._whole[j] and j == 0:
+            s.f = s.f.copy()
         s.nsteps += int(counts[2])
         self.steps_taken += steps
         s.nfev += int(counts[0])
