@@ -1676,7 +1676,8 @@ class StepLoop:
         (:data:`DONE`, :data:`CROSSING`, :data:`PYTHON`, :data:`FULL`, :data:`CONDITION`,
         :data:`HANDED`) and the steps taken (None if none), whose arrays are views of the
         loop's buffers: valid until it runs again (the solver's ``dense`` likewise, which
-        the integrator uses only after a step of its own).
+        the integrator uses only after a step of its own; and its ``y`` and ``f``, which
+        hold until the next call: whoever keeps them longer copies them).
 
         ``fresh``: the solver was just reset at new inputs (its derivative not taken): the
         loop takes it and checks the slip margins first (see :func:`_advance`).
@@ -1735,7 +1736,7 @@ class StepLoop:
             s.nfev += int(counts[0])  # the restart's own (a failed first step counts none)
             return status, None
         # the steps read the buffers (no copy: they are used up before the loop runs
-        # again, as the solver's dense output is); the solver's own state is copied out
+        # again, as the solver's dense output is), and so does the solver (see below)
         taken = Steps(T[:steps + 1], Y[:steps + 1], F[:steps + 1], self._H[:steps],
                       self._whole[:steps], KS, None if dyn.n < 2 else self._CF[:steps],
                       w.fill, dyn.sx, dyn.sv)
