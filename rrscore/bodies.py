@@ -52,25 +52,39 @@ def held_rows(force, resist, mass_eff, c0, start0, rigid):  # pragma: no cover (
     return held, friction
 
 
+@njit(inline="always")
+def held_force_rows(held, i, force, resist, c0):  # pragma: no cover (compiled)
+    """Vehicle ``i``'s rows of the held force and resistance (rows 0 to 2 of
+    :func:`held_rows`) from its force, resistance magnitude and ``c0``."""
+    held[0, i] = force
+    held[1, i] = resist + c0
+    held[2, i] = resist
+
+
+@njit(cache=True, _nrt=False)
+def held_friction_into(held, friction, start0, rigid):  # pragma: no cover (compiled)
+    """Which vehicles friction can hold at standstill, from their held resistance (row 1
+    of ``held``) and starting resistance: all of a rigid train if any."""
+    n = friction.size
+    any_friction = False
+    for i in range(n):
+        friction[i] = (held[1, i] + start0[i]) > 0.0
+        any_friction = any_friction or friction[i]
+    if rigid:
+        for i in range(n):
+            friction[i] = any_friction
+
+
 @njit(cache=True, _nrt=False)
 def held_rows_into(held, friction, force, resist, mass_eff, c0, start0,
                    rigid):  # pragma: no cover (compiled)
     """:func:`held_rows` written into ``held`` (five rows of a value per vehicle) and
-    ``friction``. One pass: it runs at every control step whose inputs changed."""
-    n = force.size
-    for i in range(n):
-        held[0, i] = force[i]
-        held[1, i] = resist[i] + c0[i]
-        held[2, i] = resist[i]
+    ``friction``. It runs at every control step whose inputs changed."""
+    for i in range(force.size):
+        held_force_rows(held, i, force[i], resist[i], c0[i])
         held[3, i] = 1.0 / mass_eff[i]
         held[4, i] = mass_eff[i]
-        friction[i] = (held[1, i] + start0[i]) > 0.0
-    if rigid and n:
-        any_friction = False
-        for i in range(n):
-            any_friction = any_friction or friction[i]
-        for i in range(n):
-            friction[i] = any_friction
+    held_friction_into(held, friction, start0, rigid)
 
 
 def coulomb_net(force: np.ndarray, resist: np.ndarray, direction: np.ndarray) -> np.ndarray:

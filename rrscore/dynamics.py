@@ -28,7 +28,13 @@ import numpy as np
 from numba import njit
 
 from .airbrake import AirBrake
-from .bodies import Bodies, held_rows_into, rigid_coupler_forces
+from .bodies import (
+    Bodies,
+    held_force_rows,
+    held_friction_into,
+    held_rows_into,
+    rigid_coupler_forces,
+)
 from .compiled import CompiledBodies, compile_kernel, dot
 from .component import Component, EventBlock, Loads, Signal
 from .energy import EnergyAccount
@@ -112,21 +118,14 @@ def held_inputs_of(held, friction, work, changed, body_force, body_resist, c0, s
         if changed[i] != 0.0:
             torque[i] += rows[2, j] / rows[4, j]
             brake[i] += rows[3, j] / rows[4, j]
-    any_friction = False
     for i in range(n):
         if changed[i] != 0.0:
             force = body_force[i]
             force += torque[i]
             resist = body_resist[i]
             resist += brake[i]
-            held[0, i] = force
-            held[1, i] = resist + c0[i]
-            held[2, i] = resist
-        friction[i] = (held[1, i] + start0[i]) > 0.0
-        any_friction = any_friction or friction[i]
-    if rigid:
-        for i in range(n):
-            friction[i] = any_friction
+            held_force_rows(held, i, force, resist, c0[i])
+    held_friction_into(held, friction, start0, rigid)
 
 
 @njit(cache=True, _nrt=False)

@@ -353,8 +353,8 @@ def test_the_states_handed_to_samples_stay_as_they_were_while_the_run_goes_on():
     # the solver's state is a view of the loop's buffer between its calls (no copy at
     # every call): what a run hands to its samples' hooks must be the hooks' own, so a
     # hook that keeps it keeps the state of its row (the lead's position in column 1).
-    # A train coasting: its inputs never change, so no restart copies the state before
-    # the run samples it at the control times the loop ends its calls on
+    # The rows come from the loop's blocks of samples and, the last, from Run._sample
+    # (which hands a copy: the solver's state is a view of the buffer there)
     from conftest import make_scenario
 
     kept = []
