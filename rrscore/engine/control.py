@@ -1,0 +1,162 @@
+"""The control step's pieces, compiled: the plugins' control steps and placing their inputs.
+
+At a control time the vehicle plugins' ``step`` functions run on their records (their
+vehicles' positions, speeds and states copied in first), and what they set (``q_a``,
+``q_r``, the adhesion factor) is placed in the train's arrays: forces and torques in the
+train frame, brakes as magnitudes, the rail factor as the rail condition times the
+plugin's factor. The sums the bodies need (each vehicle's force and resistance through
+its rolling axles, its effective mass) follow, and the loaded axles (those an axle's
+slip margin is watched for). The run calls these from Python; the event loop, where it
+takes the control steps itself, from compiled code: the same functions.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from ..jit import kernel
+from ..physics.bodies import hold_directions, hold_friction
+from .multibody import LOADED, RIGID, SLIPPING, event_layout
+
+#: What the plugins set, placed: per vehicle the body force (train frame) and resistance;
+#: per axle the plugins' own brake torque and the air brake's.
+Inputs = namedtuple("Inputs", ["body_force", "body_resist", "brake_own", "air_torque"])
+
+
+@kernel
+def read_in(sys, b, y):  # pragma: no cover (compiled)
+    """Type ``b``'s record given its vehicles' positions, speeds (vehicle frame) and
+    states at ``y``, before its control step."""
+    p, lay = sys.plugins, sys.lay
+    n, first, buf = p.count[b], p.first[b], p.bufs[b]
+    row_x, row_v = p.row_x[b], p.row_v[b]
+    for j in range(n):
+        i = p.index[first + j]
+        buf[row_x + j] = y[lay.sx + i]
+        buf[row_v + j] = y[lay.sv + i] * p.sign[first + j]
+    z0, row_s = p.state0[b], p.row_state[b]
+    for k in range(p.nstates[b] * n):
+        buf[row_s + k] = y[z0 + k]
+
+
+@kernel
+def step_plugins(sys, t, dt, y):  # pragma: no cover (compiled)
+    """Every vehicle type's control step (its record read in first)."""
+    p = sys.plugins
+    for b in range(len(p.steps)):
+        if p.count[b] > 0:
+            read_in(sys, b, y)
+            p.steps[b](t, dt, p.bufs[b], p.lays[b])
+
+
+@kernel
+def outputs_problem(sys):  # pragma: no cover (compiled)
+    """The first type whose ``q_a``, ``q_r`` or adhesion factor is not finite, or whose
+    ``q_r`` is negative (resistances are magnitudes): ``(type, what)``, ``what`` 1 for not
+    finite and 2 for negative; ``(-1, 0)`` where all are fine."""
+    p = sys.plugins
+    for b in range(len(p.steps)):
+        n, k = p.count[b], p.axles[b]
+        buf = p.bufs[b]
+        for r in range(n * (k + 1)):
+            qa, qr = buf[p.row_qa[b] + r], buf[p.row_qr[b] + r]
+            if not (np.isfinite(qa) and np.isfinite(qr)):
+                return b, 1
+            if qr < 0.0:
+                return b, 2
+        for r in range(n * k):
+            if not np.isfinite(buf[p.row_adh[b] + r]):
+                return b, 1
+    return -1, 0
+
+
+@kernel
+def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
+    """What the plugins set placed in the train's arrays, the held sums taken again, the
+    loaded axles listed; returns whether anything changed (the loop then restarts)."""
+    p, ax = sys.plugins, sys.axles
+    changed = False
+    for b in range(len(p.steps)):
+        n, k, first, buf = p.count[b], p.axles[b], p.first[b], p.bufs[b]
+        for j in range(n):
+            i, sign = p.index[first + j], p.sign[first + j]
+            qa = buf[p.row_qa[b] + j * (k + 1):p.row_qa[b] + (j + 1) * (k + 1)]
+            qr = buf[p.row_qr[b] + j * (k + 1):p.row_qr[b] + (j + 1) * (k + 1)]
+            adh = buf[p.row_adh[b] + j * k:p.row_adh[b] + (j + 1) * k]
+            force, resist = qa[0] * sign, abs(qr[0])
+            changed |= force != inputs.body_force[i] or resist != inputs.body_resist[i]
+            inputs.body_force[i] = force
+            inputs.body_resist[i] = resist
+            for c in range(k):
+                a = p.axle_index[p.axle_first[b] + j * k + c]
+                torque, brake = qa[c + 1] * sign, abs(qr[c + 1])
+                rail = ax.rail_condition[a] * adh[c]
+                changed |= (torque != ax.torque[a] or brake != inputs.brake_own[a]
+                            or rail != ax.rail_factor[a])
+                ax.torque[a] = torque
+                inputs.brake_own[a] = brake
+                ax.rail_factor[a] = rail
+    for a in range(ax.torque.size):
+        brake = inputs.brake_own[a] + inputs.air_torque[a]
+        changed |= brake != ax.brake[a]
+        ax.brake[a] = brake
+    if changed:
+        hold_inputs(sys, inputs, y)
+    return changed
+
+
+@kernel
+def hold_inputs(sys, inputs, y):  # pragma: no cover (compiled)
+    """The sums held over the control step from the placed inputs and the axles' modes:
+    each vehicle's force and resistance through its rolling axles (``torque / r``,
+    ``brake / r``), its effective mass (their ``J/r^2`` added), whether friction can hold
+    it; the loaded axles; the drive force of the train (the samples'); the directions
+    friction acts in from the speeds at ``y``; and the events' layout."""
+    lay, ax, held, bodies = sys.lay, sys.axles, sys.held, sys.bodies
+    md = sys.modes
+    n = lay.n
+    for i in range(n):
+        held.force[i] = inputs.body_force[i]
+        held.resist[i] = inputs.body_resist[i]
+    traction = 0.0
+    for i in range(n):
+        traction += inputs.body_force[i]
+    loaded = 0
+    for a in range(ax.torque.size):
+        i = ax.vehicle[a]
+        traction += ax.torque[a] * ax.inv_radius[a]
+        if ax.rolling[a] == 0.0:
+            continue
+        held.force[i] += ax.torque[a] * ax.inv_radius[a]
+        held.resist[i] += ax.brake[a] * ax.inv_radius[a]
+        if ax.torque[a] != 0.0 or ax.brake[a] != 0.0:
+            md.loaded[loaded] = a
+            loaded += 1
+    md.counts[LOADED] = loaded
+    sys.totals[0] = traction
+    for i in range(n):
+        held.base[i] = held.resist[i] + bodies.c0[i]
+    hold_masses(sys)
+    hold_friction(held, bodies.start0, md.flags[RIGID] != 0)
+    for c in range(md.counts[SLIPPING]):  # sliding wheels hold their vehicles too
+        held.friction[ax.vehicle[md.slipping[c]]] = 1.0
+    if md.flags[RIGID] != 0 and md.counts[SLIPPING] > 0:
+        for i in range(n):
+            held.friction[i] = 1.0
+    hold_directions(held, y[lay.sv:lay.sv + n])
+    event_layout(sys)
+
+
+@kernel
+def hold_masses(sys):  # pragma: no cover (compiled)
+    """Each vehicle's effective mass: its own and its rolling axles' ``J/r^2``."""
+    ax, held = sys.axles, sys.held
+    for i in range(held.mass.size):
+        held.mass[i] = sys.bodies.mass[i]
+    for a in range(ax.vehicle.size):
+        if ax.rolling[a] != 0.0:
+            held.mass[ax.vehicle[a]] += ax.mass_equiv[a]
+    for i in range(held.mass.size):
+        held.inv_mass[i] = 1.0 / held.mass[i]

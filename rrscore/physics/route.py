@@ -1,0 +1,107 @@
+"""The route under a vehicle: grade, curve resistance and tunnel, averaged over its length.
+
+A route's profile is kept as cumulative integrals along it
+(:class:`~rrscore.model.track.Track`): the
+elevation, the curve resistance per unit of weight by the Russian rules (700/R) and by
+AREA, and the length in tunnels, each exact at the knots (every element boundary, and
+finer along spirals and vertical curves) and linear between them. The mean of a rate
+over a vehicle from ``rear`` to ``front`` is then the difference of two lookups over
+its length: the grade a vehicle standing across a change of grade feels, the curve
+resistance of one entering a curve, both continuous as the vehicle moves.
+
+A train's vehicles stand one behind the other and move little in a step, so each keeps
+the knot interval its front and rear stood in (``ends``) and walks from there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+from ..model.track import AREA, CURVE, ELEVATION, TUNNEL, Track
+
+
+@kernel(inline=True)
+def interval(knots, x, j):  # pragma: no cover (compiled)
+    """The knot interval of ``x`` (``knots[j] <= x < knots[j + 1]``) walked to from the
+    guess ``j``: -1 before the first knot, ``knots.size - 1`` at or past the last."""
+    last = knots.size - 1
+    if x < knots[0]:
+        return -1
+    if x >= knots[last]:
+        return last
+    j = min(max(j, 0), last - 1)
+    while knots[j] > x:
+        j -= 1
+    while knots[j + 1] <= x:
+        j += 1
+    return j
+
+
+@kernel(inline=True)
+def cumulative(track, column, x, j):  # pragma: no cover (compiled)
+    """Column ``column`` of the track's cumulative table at ``x`` in interval ``j``: linear
+    between knots, constant beyond the ends."""
+    last = track.knots.size - 1
+    if j < 0:
+        return track.cum[column, 0]
+    if j >= last:
+        return track.cum[column, last]
+    return track.cum[column, j] + track.slope[column, j] * (x - track.knots[j])
+
+
+@kernel
+def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled)
+    """Each vehicle's mean grade and curve resistance (700/R, N/kN) into rows 0 and 1 of
+    ``out``, and where ``extra``, its mean AREA curve resistance and share of its length
+    in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]`` and half its
+    length ``half[i]``; ``ends`` (2, n) are the knot intervals its front and rear stood in
+    (updated)."""
+    knots = track.knots
+    for i in range(x.size):
+        h = half[i]
+        front, rear = x[i] + h, x[i] - h
+        jf = interval(knots, front, ends[0, i])
+        jr = interval(knots, rear, ends[1, i])
+        ends[0, i] = jf
+        ends[1, i] = jr
+        length = 2.0 * h
+        out[0, i] = (cumulative(track, ELEVATION, front, jf)
+                     - cumulative(track, ELEVATION, rear, jr)) / length
+        out[1, i] = (cumulative(track, CURVE, front, jf)
+                     - cumulative(track, CURVE, rear, jr)) / length
+        if extra:
+            out[2, i] = (cumulative(track, AREA, front, jf)
+                         - cumulative(track, AREA, rear, jr)) / length
+            out[3, i] = (cumulative(track, TUNNEL, front, jf)
+                         - cumulative(track, TUNNEL, rear, jr)) / length
+
+
+@kernel
+def column_at(track, column, x):  # pragma: no cover (compiled)
+    """Column ``column`` of the cumulative table at each position of ``x`` (an array)."""
+    out = np.empty(x.size)
+    j = 0
+    for i in range(x.size):
+        j = interval(track.knots, x[i], np.searchsorted(track.knots, x[i], side="right") - 1)
+        out[i] = cumulative(track, column, x[i], j)
+    return out
+
+
+def mean_rate(track: Track, column: int, x: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """The mean of a column's rate over each vehicle (centre ``x``, half length ``half``):
+    the grade for :data:`~rrscore.model.track.ELEVATION`, the curve resistance (N/kN) for
+    :data:`~rrscore.model.track.CURVE` or :data:`~rrscore.model.track.AREA`, the share in
+    tunnels for :data:`~rrscore.model.track.TUNNEL`."""
+    x, half = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(half, dtype=float))
+    flat, h = np.ascontiguousarray(x.ravel()), np.ascontiguousarray(half.ravel())
+    out = np.empty((4, flat.size))
+    ends = np.zeros((2, flat.size), dtype=np.int64)
+    means_under(track, flat, h, ends, column >= AREA, out)
+    return out[column].reshape(x.shape)
+
+
+def elevation(track: Track, x: np.ndarray | float) -> np.ndarray:
+    """The height of the track at ``x`` relative to the route's start, m."""
+    q = np.asarray(x, dtype=float)
+    return column_at(track, ELEVATION, np.ascontiguousarray(q.ravel())).reshape(q.shape)
