@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 import rrscore
-from rrscore.config import Context
-from rrscore.scenario import scenario_from_table
+from rrscore.model.config import Context
+from rrscore.run.scenario import scenario_from_table
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from rrscore.yard import load_yard
-from rrscore.yarddrive import drive_yard
+from rrscore.yard.yard import load_yard
+from rrscore.yard.yarddrive import drive_yard
 
 SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "yards" / "hump_20_cuts.toml"
 

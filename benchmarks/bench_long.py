@@ -37,8 +37,8 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 def scenario(vehicles: int, sim_time: float):
     """The long train at 30 km/h, full traction, every vehicle's speed recorded."""
-    from rrscore.config import Context
-    from rrscore.scenario import scenario_from_table
+    from rrscore.model.config import Context
+    from rrscore.run.scenario import scenario_from_table
 
     locos = max(1, vehicles // 100)
     cars = vehicles - locos
@@ -63,7 +63,7 @@ def scenario(vehicles: int, sim_time: float):
 def one_case(vehicles: int, sim_time: float) -> dict:
     """Run one case in this process; its figures."""
     import rrscore
-    from rrscore.recorder import Recorder
+    from rrscore.run.recorder import Recorder
 
     # numba's compiled code loaded from its cache first, by a short drive of a short
     # train: a process's first drive pays that (tens of milliseconds), which would

@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_drive  # noqa: E402  (the cases and their scenarios)
 
-from rrscore.simulation import Drive  # noqa: E402
+from rrscore.run.drive import Drive  # noqa: E402
 
 
 def timed_run(case: str) -> dict:

@@ -32,7 +32,7 @@ import bench_drive  # noqa: E402  (the cases and their scenarios)
 import rrscore  # noqa: E402
 from rrscore import steploop  # noqa: E402
 from rrscore.compiled import body_rates  # noqa: E402
-from rrscore.simulation import Drive  # noqa: E402
+from rrscore.run.drive import Drive  # noqa: E402
 
 
 @njit  # compiled afresh each run: the loop it times may have changed since

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 import rrscore
-from rrscore.sweep import Sweep
+from rrscore.run.sweep import Sweep
 
 SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
 
@@ -65,7 +65,7 @@ def machine_parallelism(n: int = 20_000_000) -> float:
     loop alone over the time of two at once (2.0 on two free cores)."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from rrscore.sweep import _context
+    from rrscore.run.sweep import _context
 
     with ProcessPoolExecutor(2, mp_context=_context()) as pool:
         list(pool.map(_busy, [1000, 1000]))  # start both workers first

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from rrscore.freecars import FreeCars
+from rrscore.yard.freecars import FreeCars
 
 
 def yard(n: int, seed: int = 1) -> FreeCars:

@@ -1,15 +1,34 @@
-"""Coupler models shipped with rrscore."""
+"""Coupler models shipped with rrscore: spring-damper, SA-3, table draft gears, linear.
+
+Each model's force law is one plain function over its couplings, written once; rrscore
+compiles it (and runs it in Python where numba cannot: not these). The friction draft
+gears (SA-3, tables) share the friction element (:func:`gear_force`, :func:`gear_rate`)
+and differ in their curves.
+"""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 import numpy as np
-from numba import njit
 
-from rrscore import CouplerModel, Param, hookimpl
-from rrscore.state import StateSpec
+from rrscore import CouplerModel, Param, StateSpec, hookimpl, kernel, law
+
+
+# -- spring and damper -------------------------------------------------------------------------
+@law
+def spring_damper_force(d, d_dot, half, stiffness, damping, ramp):  # pragma: no cover
+    """A spring on the engagement beyond the half slack ``half`` plus a damper that takes
+    hold over the first ``ramp`` of travel (a contact's), so that the force is continuous
+    where the slack closes."""
+    engaged = d - min(max(d, -half), half)
+    contact = 1.0 if half == 0.0 else min(abs(engaged) / ramp, 1.0)
+    return stiffness * engaged + damping * d_dot * contact
+
+
+def spring_damper(d, d_dot, p, s, ds, out):  # pragma: no cover (compiled)
+    """:class:`SpringDamper`'s force law."""
+    for i in range(d.size):
+        out[i] = spring_damper_force(d[i], d_dot[i], p.half[i], p.stiffness[i], p.damping[i],
+                                     p.damping_ramp[i])
 
 
 class SpringDamper(CouplerModel):
@@ -32,61 +51,25 @@ class SpringDamper(CouplerModel):
         "damping_ramp": Param("m", 0.001, "travel over which the damper takes hold", min=0.0,
                               exclusive_min=True),
     }
+    fields = {"half": "half the slack, each side of neutral"}
+    force = staticmethod(spring_damper)
 
     def setup(self) -> None:
-        """Half slack on each side of neutral."""
-        self.half = self.p.slack / 2.0
-        # one row per parameter, for the compiled force
-        self._table = np.ascontiguousarray(np.broadcast_arrays(
-            self.half, self.p.stiffness, self.p.damping, self.p.damping_ramp)).astype(float)
-
-    def kernel_params(self) -> np.ndarray:
-        """Rows: half slack, stiffness, damping, damping ramp."""
-        return self._table
-
-    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
-        """Spring on the engagement plus the damper, ramped in over ``damping_ramp``."""
-        if np.shape(d) == np.shape(d_dot) == self.half.shape:  # one value per coupling
-            return _spring_damper_force(np.ascontiguousarray(d, dtype=float),
-                                        np.ascontiguousarray(d_dot, dtype=float), self._table,
-                                        np.empty(self.half.size))
-        # other shapes (a coupling called alone) broadcast against the parameters
-        engaged = d - np.minimum(np.maximum(d, -self.half), self.half)
-        ramp = np.minimum(np.abs(engaged) / self.p.damping_ramp, 1.0)
-        contact = np.where(self.half == 0.0, 1.0, ramp)
-        return self.p.stiffness * engaged + self.p.damping * d_dot * contact
+        """Half the slack on each side of neutral."""
+        self.p.half[:] = self.p.slack / 2.0
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """``(-slack/2, slack/2)``."""
-        return -self.half, self.half.copy()
+        return -self.p.half.copy(), self.p.half.copy()
 
     def kinks(self) -> np.ndarray:
         """The two slack edges; none (NaN) without slack."""
-        k = np.stack([-self.half, self.half], axis=1)
-        return np.where(self.half[:, None] > 0, k, np.nan)
+        half = self.p.half
+        k = np.stack([-half, half], axis=1)
+        return np.where(half[:, None] > 0, k, np.nan)
 
 
-@njit(cache=True)
-def _spring_damper_force(d, d_dot, table, out):  # pragma: no cover (compiled)
-    """:meth:`SpringDamper.force` as one loop, into ``out`` (returned): a dozen numpy
-    calls on arrays of a hundred couplings cost more than the arithmetic, at every stage
-    of every step. ``table`` rows: half slack, stiffness, damping, damping ramp."""
-    for i in range(d.size):
-        half = table[0, i]
-        engaged = d[i] - min(max(d[i], -half), half)
-        contact = 1.0 if half == 0.0 else min(abs(engaged) / table[3, i], 1.0)
-        out[i] = table[1, i] * engaged + table[2, i] * d_dot[i] * contact
-    return out
-
-
-def _spring_damper_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
-    """:attr:`SpringDamper.force_kernel`: no states."""
-    _spring_damper_force(d, d_dot, params, force)
-
-
-SpringDamper.force_kernel = staticmethod(_spring_damper_kernel)
-
-
+# -- friction draft gears ----------------------------------------------------------------------
 def _stick_stiffness() -> Param:
     return Param(
         "N/m", 2e8,
@@ -118,7 +101,7 @@ def _stick_damping() -> Param:
 
 # A gear that slides along a curve keeps its state on the curve only to rounding; the
 # relative margin keeps it sliding rather than flickering into the steeper stick rate.
-_SLIDE_RTOL = 1e-9
+SLIDE_RTOL = 1e-9
 
 GEAR_FORCE = StateSpec(
     "N",
@@ -131,6 +114,50 @@ GEAR_FORCE = StateSpec(
     atol=200.0,
     initial=0.0,
 )
+
+
+
+@kernel(inline=True)
+def engagement(d, lo, hi, cap):  # pragma: no cover (compiled)
+    """Side (+1 tension, -1 compression, 0 in the slack), ``d - hi``, ``lo - d``, engagement
+    and engagement capped at the stroke's end, of a deflection ``d``."""
+    above, below = d - hi, lo - d
+    side = (1.0 if above > 0.0 else 0.0) - (1.0 if below > 0.0 else 0.0)
+    e = max(max(above, below), 0.0)
+    return side, above, below, e, min(e, cap)
+
+
+@kernel(inline=True)
+def gear_force(side, e, g, cap, z, d_dot, under, top, c_stick, over):  # pragma: no cover
+    """The friction element's coupler force: its state ``z`` and stick damper clipped to
+    the band ``[under, top]``, plus the elastic overtravel past the stroke."""
+    g_dot = side * d_dot if e < cap else 0.0
+    gear = min(max(side * z + c_stick * g_dot, under), top)
+    return side * (gear + over * (e - g))
+
+
+@kernel(inline=True)
+def gear_rate(side, above, below, e, g, cap, z, d_dot, under, top, slope_l, slope_u,
+              k_stick):  # pragma: no cover (compiled)
+    """The rate of the friction element's state: stick at ``k``, or slide along the curve
+    reached (the slopes on the side the gear moves to). At a slack edge the rate sees the
+    side the coupling moves into."""
+    if above == 0.0 and d_dot > 0.0:
+        side += 1.0
+    if below == 0.0 and d_dot < 0.0:
+        side -= 1.0
+    e_dot = side * d_dot
+    # solid past the stroke: the element is frozen until the gear comes back into it
+    g_dot = e_dot if (e < cap) or (e <= cap and e_dot < 0.0) else 0.0
+    outward = g_dot > 0.0
+    zm = side * z
+    if outward and zm >= top * (1.0 - SLIDE_RTOL):
+        k = slope_l
+    elif not outward and zm <= under * (1.0 + SLIDE_RTOL):
+        k = slope_u
+    else:
+        k = max(k_stick, max(slope_l, slope_u))
+    return side * k * g_dot
 
 
 class HystereticDraftGear(CouplerModel):
@@ -181,26 +208,25 @@ class HystereticDraftGear(CouplerModel):
 
     states = {"gear_force": GEAR_FORCE}
 
-    cap: np.ndarray
-    over_stiffness: np.ndarray
-
     def setup(self) -> None:
-        """The stick stiffness; subclasses set the free range, ``cap`` and ``over_stiffness``."""
-        self.k_stick = self.p.stick_stiffness.astype(float)
-        self.c_stick = self.p.stick_damping.astype(float)
+        """The free range's edges, the stroke's cap and the overtravel's stiffness (set by
+        subclasses)."""
 
-    # -- curves, given by subclasses ---------------------------------------------------------
+    def cap(self) -> np.ndarray:
+        """The engagement at the stroke's end (inf: no stroke)."""
+        return np.full(self.count, np.inf)
+
+    def over_stiffness(self) -> np.ndarray:
+        """The stiffness past the stroke, N/m."""
+        return np.zeros(self.count)
+
     def loading(self, g: np.ndarray) -> np.ndarray:
-        """Force magnitude of the friction element while its engagement ``g`` grows, N."""
+        """Force magnitude of the friction element while its engagement ``g`` grows, N (a
+        value per coupling)."""
         raise NotImplementedError
 
     def unloading(self, g: np.ndarray) -> np.ndarray:
         """Force magnitude of the friction element while its engagement ``g`` shrinks, N."""
-        raise NotImplementedError
-
-    def slopes(self, g: np.ndarray, outward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Slopes ``(L', U')`` at engagements ``g``, on the side of larger ``g`` where
-        ``outward`` is true and of smaller ``g`` elsewhere, N/m."""
         raise NotImplementedError
 
     def breakpoints(self) -> np.ndarray:
@@ -211,67 +237,19 @@ class HystereticDraftGear(CouplerModel):
         """Engagements whose deflections ``kinks`` lists, shape ``(count, k)``, NaN-padded."""
         return self.breakpoints()
 
-    # -- the friction element ----------------------------------------------------------------
-    def _side(self, d: np.ndarray, d_dot: np.ndarray | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Side ``σ`` (+1, -1 or 0 in the slack), engagement ``e`` and ``g = min(e, cap)``.
-
-        With ``d_dot``, a coupling exactly at a slack edge takes the side it moves
-        into: the integrator stops steps there, and the rate must see the gear it
-        is about to load.
-        """
-        lo, hi = self._edges()
-        above = d - hi
-        below = lo - d
-        # Both are positive nowhere: at most one side is engaged.
-        side = (above > 0.0).astype(float) - (below > 0.0)
-        if d_dot is not None:
-            side += (((above == 0.0) & (d_dot > 0.0)).astype(float)
-                     - ((below == 0.0) & (d_dot < 0.0)))
-        e = np.maximum(np.maximum(above, below), 0.0)
-        return side, e, np.minimum(e, self.cap)
-
-    def _edges(self) -> tuple[np.ndarray, np.ndarray]:
-        """``free_range()``, computed once: the parameters do not change."""
-        edges = self.__dict__.get("_edges_cache")
-        if edges is None:
-            edges = self._edges_cache = self.free_range()
-        return edges
-
     def _band(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(U, L)`` at ``g``; ``U`` held to ``L`` where a table rounds it a hair above."""
         top = self.loading(g)
         return np.minimum(self.unloading(g), top), top
 
-    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
-        """Coupler force (tension +): the friction element and its stick damper, clipped to
-        the band, plus the elastic overtravel past the stroke."""
-        side, e, g = self._side(d)
-        under, top = self._band(g)
-        g_dot = np.where(e < self.cap, side * d_dot, 0.0)
-        gear = np.clip(side * s.gear_force + self.c_stick * g_dot, under, top)
-        return side * (gear + self.over_stiffness * (e - g))
-
-    def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
-        """``{"gear_force": ż}``: stick at ``k``, or slide along the curve reached."""
-        side, e, g = self._side(d, d_dot)
-        e_dot = side * d_dot
-        # Solid past the stroke: the element is frozen until the gear comes back into it.
-        g_dot = np.where((e < self.cap) | ((e <= self.cap) & (e_dot < 0.0)), e_dot, 0.0)
-        outward = g_dot > 0.0
-        slope_l, slope_u = self.slopes(g, outward)
-        under, top = self._band(g)
-        zm = side * s.gear_force
-        k_stick = np.maximum(self.k_stick, np.maximum(slope_l, slope_u))
-        k = np.where(outward & (zm >= top * (1.0 - _SLIDE_RTOL)), slope_l,
-                     np.where(~outward & (zm <= under * (1.0 + _SLIDE_RTOL)), slope_u, k_stick))
-        return {"gear_force": side * k * g_dot}
-
     def initial_state(self, d: np.ndarray) -> dict[str, np.ndarray]:
         """On the loading curve (a gear pressed into ``d`` from its slack edge); 0 in the
         slack and at the stroke-end value past the stroke."""
-        side, _, g = self._side(np.asarray(d, dtype=float))
-        return {"gear_force": side * self.loading(g)}
+        lo, hi = self.free_range()
+        d = np.asarray(d, dtype=float)
+        side = np.sign(d - hi) * (d > hi) - (d < lo)
+        e = np.maximum(np.maximum(d - hi, lo - d), 0.0)
+        return {"gear_force": side * self.loading(np.minimum(e, self.cap()))}
 
     def kinks(self) -> np.ndarray:
         """Slack edges ``lo``, ``hi`` and ``hi + b``, ``lo - b`` for every ``b`` of
@@ -305,7 +283,7 @@ class HystereticDraftGear(CouplerModel):
         top = np.broadcast_to(np.asarray(e_max, dtype=float), (self.count,))
         if (top < 0.0).any():
             raise ValueError("energy_loop: e_max must be >= 0")
-        top = np.minimum(top, self.cap)[:, None]
+        top = np.minimum(top, self.cap())[:, None]
         bp = self.breakpoints()
         inner = np.where(np.isfinite(bp), np.minimum(bp, top), top)
         grid = np.sort(np.concatenate([np.zeros_like(top), inner, top], axis=1), axis=1)
@@ -328,7 +306,7 @@ class HystereticDraftGear(CouplerModel):
             safe = np.where(w > 0.0, w, 1.0)
             slope_l = (over[:, i + 1] - over[:, i]) / safe
             slope_u = (under[:, i + 1] - under[:, i]) / safe
-            closing = np.maximum(self.k_stick, np.maximum(slope_l, slope_u)) - slope_u
+            closing = np.maximum(self.p.stick_stiffness, np.maximum(slope_l, slope_u)) - slope_u
             low = left - closing * w
             meets = live & (low <= 0.0)
             with np.errstate(divide="ignore", invalid="ignore"):  # closing 0: never meets
@@ -339,85 +317,33 @@ class HystereticDraftGear(CouplerModel):
         return area - cut
 
 
-# -- the SA-3 gear compiled --------------------------------------------------------------------
-# The friction element above, specialised to the SA-3 curves and written per coupling, so
-# that numba compiles it (cached on disk): the numpy form costs about 60 array operations
-# per right-hand side, most of a long train's evaluation. The numpy methods of
-# HystereticDraftGear stay the reference: a test holds both to the same numbers.
+
+# -- the SA-3 gear -----------------------------------------------------------------------------
+@law
+def sa3_loading(g, preload, solid, stiffness, stroke):  # pragma: no cover (compiled)
+    """The SA-3 gear's loading curve: ``min(preload, solid * g) + stiffness * g``, ``g``
+    capped at the stroke."""
+    g = min(g, stroke)
+    return min(preload, solid * g) + stiffness * g
 
 
-# Rows of the parameter matrix the kernels take (one column per coupling): one argument
-# instead of ten, as numba checks every argument's type at every call.
-_LO, _HI, _CAP, _PRELOAD, _SOLID, _STIFF, _RATIO, _C_STICK, _K_STICK, _RAMP_END = range(10)
-
-
-@njit(cache=True)
-def _sa3_engagement(d, p, i):  # pragma: no cover (compiled)
-    """Side, ``d - hi``, ``lo - d``, engagement, capped engagement and loading force of
-    coupling ``i`` (parameters in column ``i`` of ``p``)."""
-    above = d - p[_HI, i]
-    below = p[_LO, i] - d
-    side = (1.0 if above > 0.0 else 0.0) - (1.0 if below > 0.0 else 0.0)
-    e = max(max(above, below), 0.0)
-    cap = p[_CAP, i]
-    g = min(e, cap)
-    gs = min(g, cap)
-    top = min(p[_PRELOAD, i], p[_SOLID, i] * gs) + p[_STIFF, i] * gs
-    return side, above, below, e, g, top
-
-
-@njit(cache=True)
-def _sa3_force(d, d_dot, z, p, out):  # pragma: no cover (compiled)
-    """The SA-3 coupler force into ``out`` (returned)."""
+def sa3(d, d_dot, p, s, ds, out):  # pragma: no cover (compiled)
+    """:class:`SA3DraftGear`'s force law: the friction element on the SA-3 curves."""
     for i in range(d.size):
-        side, _, _, e, g, top = _sa3_engagement(d[i], p, i)
-        under = p[_RATIO, i] * top
-        g_dot = side * d_dot[i] if e < p[_CAP, i] else 0.0
-        gear = min(max(side * z[i] + p[_C_STICK, i] * g_dot, under), top)
-        out[i] = side * (gear + p[_SOLID, i] * (e - g))
-    return out
-
-
-@njit(cache=True)
-def _sa3_rates(d, d_dot, z, p, out):  # pragma: no cover (compiled)
-    """The rate of the SA-3 gear force (its state) into ``out`` (returned)."""
-    for i in range(d.size):
-        side, above, below, e, g, top = _sa3_engagement(d[i], p, i)
-        # at a slack edge the rate sees the side the coupling moves into
-        if above == 0.0 and d_dot[i] > 0.0:
-            side += 1.0
-        if below == 0.0 and d_dot[i] < 0.0:
-            side -= 1.0
-        e_dot = side * d_dot[i]
-        cap = p[_CAP, i]
-        g_dot = e_dot if (e < cap) or (e <= cap and e_dot < 0.0) else 0.0
-        outward = g_dot > 0.0
-        ramp_end = p[_RAMP_END, i]
-        on_ramp = (g < ramp_end) or (g == ramp_end and not outward)
-        slope_l = p[_STIFF, i] + (p[_SOLID, i] if on_ramp else 0.0)
-        slope_u = p[_RATIO, i] * slope_l
-        under = p[_RATIO, i] * top
-        zm = side * z[i]
-        if outward and zm >= top * (1.0 - _SLIDE_RTOL):
-            k = slope_l
-        elif not outward and zm <= under * (1.0 + _SLIDE_RTOL):
-            k = slope_u
-        else:
-            k = max(p[_K_STICK, i], max(slope_l, slope_u))
-        out[i] = side * k * g_dot
-    return out
-
-
-@njit(cache=True)
-def _sa3_force_and_rates(d, d_dot, z, p):  # pragma: no cover (compiled)
-    return (_sa3_force(d, d_dot, z, p, np.empty(d.size)),
-            _sa3_rates(d, d_dot, z, p, np.empty(d.size)))
-
-
-def _sa3_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
-    """:attr:`SA3DraftGear.force_kernel`: the gear force is the one state."""
-    _sa3_force(d, d_dot, z[0], params, force)  # written in place: no copies per stage
-    _sa3_rates(d, d_dot, z[0], params, dz[0])
+        cap = p.stroke[i]
+        side, above, below, e, g = engagement(d[i], -p.slack[i], 0.0, cap)
+        top = sa3_loading(g, p.preload[i], p.solid_stiffness[i], p.stiffness[i], cap)
+        under = p.unloading_ratio[i] * top
+        z = s.gear_force[i]
+        out[i] = gear_force(side, e, g, cap, z, d_dot[i], under, top, p.stick_damping[i],
+                            p.solid_stiffness[i])
+        ramp_end = p.ramp_end[i]
+        outward = (side * d_dot[i]) > 0.0
+        on_ramp = g < ramp_end or (g == ramp_end and not outward)
+        slope_l = p.stiffness[i] + (p.solid_stiffness[i] if on_ramp else 0.0)
+        ds.gear_force[i] = gear_rate(side, above, below, e, g, cap, z, d_dot[i], under, top,
+                                     slope_l, p.unloading_ratio[i] * slope_l,
+                                     p.stick_stiffness[i])
 
 
 class SA3DraftGear(HystereticDraftGear):
@@ -473,62 +399,33 @@ class SA3DraftGear(HystereticDraftGear):
         "stick_damping": _stick_damping(),
     }
 
+    fields = {"ramp_end": "engagement where the preload has been taken up (NaN: never)"}
+    force = staticmethod(sa3)
+
     def setup(self) -> None:
-        """Stroke cap, solid overtravel and the end of the preload ramp."""
-        super().setup()
-        self.cap = self.p.stroke.astype(float)
-        self.over_stiffness = self.p.solid_stiffness.astype(float)
+        """The end of the preload ramp."""
+        p = self.p
         with np.errstate(divide="ignore", invalid="ignore"):
-            # NaN (no ramp) without solid stiffness: the preload is then never taken up.
-            self.ramp_end = np.where(self.p.solid_stiffness > 0,
-                                     self.p.preload / self.p.solid_stiffness, np.nan)
+            # NaN (no ramp) without solid stiffness: the preload is then never taken up
+            p.ramp_end[:] = np.where(p.solid_stiffness > 0, p.preload / p.solid_stiffness,
+                                     np.nan)
 
-        lo, hi = self.free_range()
-        self._matrix = np.ascontiguousarray(np.stack([
-            lo, hi, self.cap, self.p.preload, self.p.solid_stiffness, self.p.stiffness,
-            self.p.unloading_ratio, self.c_stick, self.k_stick, self.ramp_end]), dtype=float)
+    def cap(self) -> np.ndarray:
+        """The stroke."""
+        return self.p.stroke.copy()
 
-    def _kernel_input(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
-                      ) -> tuple[np.ndarray, ...]:
-        """The kernels' arguments; the parameters broadcast, as the numpy form does, when
-        one model is called with another number of couplings."""
-        d = np.ascontiguousarray(d, dtype=float)
-        matrix = self._matrix
-        if d.size != self.count:
-            matrix = np.ascontiguousarray(np.broadcast_to(matrix, (matrix.shape[0], d.size)))
-        return (d, np.ascontiguousarray(d_dot, dtype=float),
-                np.ascontiguousarray(s.gear_force, dtype=float), matrix)
-
-    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
-        """As :meth:`HystereticDraftGear.force`, compiled for the SA-3 curves."""
-        args = self._kernel_input(d, d_dot, s)
-        return _sa3_force(*args, np.empty(args[0].size))
-
-    def rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> dict[str, np.ndarray]:
-        """As :meth:`HystereticDraftGear.rates`, compiled for the SA-3 curves."""
-        args = self._kernel_input(d, d_dot, s)
-        return {"gear_force": _sa3_rates(*args, np.empty(args[0].size))}
-
-    force_kernel = staticmethod(_sa3_kernel)
-
-    def kernel_params(self) -> np.ndarray:
-        """The SA-3 kernels' parameter matrix."""
-        return self._matrix
-
-    def force_and_rates(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace
-                        ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """:meth:`force` and :meth:`rates` in one compiled call."""
-        f, r = _sa3_force_and_rates(*self._kernel_input(d, d_dot, s))
-        return f, {"gear_force": r}
+    def over_stiffness(self) -> np.ndarray:
+        """The solid stiffness."""
+        return self.p.solid_stiffness.copy()
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """``(-slack, 0)``: the gap is on the compression side."""
-        return -self.p.slack.astype(float), np.zeros(self.count)
+        return -self.p.slack.copy(), np.zeros(self.count)
 
     def loading(self, g: np.ndarray) -> np.ndarray:
         """``min(preload, solid_stiffness * g) + stiffness * g``, ``g`` capped at the stroke."""
-        g = np.minimum(g, self.p.stroke)
-        return np.minimum(self.p.preload, self.p.solid_stiffness * g) + self.p.stiffness * g
+        p = self.p
+        return sa3_loading(g, p.preload, p.solid_stiffness, p.stiffness, p.stroke)
 
     def unloading(self, g: np.ndarray) -> np.ndarray:
         """``unloading_ratio * loading(g)``."""
@@ -538,31 +435,81 @@ class SA3DraftGear(HystereticDraftGear):
         top = self.loading(g)  # once: U is a fixed fraction of it (the ratio is <= 1)
         return self.p.unloading_ratio * top, top
 
-    def slopes(self, g: np.ndarray, outward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``stiffness``, plus ``solid_stiffness`` on the preload ramp; times the ratio for U."""
-        on_ramp = (g < self.ramp_end) | ((g == self.ramp_end) & ~outward)
-        slope = self.p.stiffness + np.where(on_ramp, self.p.solid_stiffness, 0.0)
-        return slope, self.p.unloading_ratio * slope
-
     def breakpoints(self) -> np.ndarray:
         """The end of the preload ramp and the end of the stroke."""
-        return np.stack([self.ramp_end, self.cap], axis=1)
+        return np.stack([self.p.ramp_end, self.p.stroke], axis=1)
 
     def kink_engagements(self) -> np.ndarray:
         """The stroke end only: the preload ramp's end, 25 micrometres past the edge, is
         left to the error control, as locating it would double the events."""
-        return self.cap[:, None].copy()
+        return self.p.stroke[:, None].copy()
 
 
+# -- table draft gears -------------------------------------------------------------------------
 _TABLE_KEYS = ("deflection", "loading", "unloading")
 # Tables are given in other units (kips, inches) and converted: a relative margin lets
 # rounding pass where the table is exact (an unloading segment parallel to loading).
 _TABLE_RTOL = 1e-9
 
 
-def _interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray, slope: float) -> np.ndarray:
-    """Piecewise-linear curve through (xp, fp), extended past xp[-1] with ``slope``."""
-    return np.interp(x, xp, fp) + np.maximum(x - xp[-1], 0.0) * slope
+
+
+@kernel(inline=True)
+def table_knot(xs, fs, j):  # pragma: no cover (compiled)
+    """Point ``j`` of a table's curve: ``(0, 0)`` for ``j = 0``, else ``(xs[j-1], fs[j-1])``."""
+    return (0.0, 0.0) if j == 0 else (xs[j - 1], fs[j - 1])
+
+
+@kernel(inline=True)
+def table_point(g, xs, fs):  # pragma: no cover (compiled)
+    """The piecewise-linear curve through ``(0, 0)`` and the points ``(xs[j], fs[j])`` (NaN
+    pads the end), extended past its last point with its last segment's slope, at ``g >=
+    0``; and the slopes of the segment below ``g`` and of the one above it (they differ
+    only at a point of the table)."""
+    m = xs.size
+    while m > 0 and xs[m - 1] != xs[m - 1]:
+        m -= 1
+    upper = 0  # the segments that start at or before g, and before g
+    lower = 0
+    for j in range(1, m + 1):
+        if xs[j - 1] <= g:
+            upper = j
+        if xs[j - 1] < g:
+            lower = j
+    upper, lower = min(upper, m - 1), min(lower, m - 1)
+    x0, f0 = table_knot(xs, fs, upper)
+    x1, f1 = table_knot(xs, fs, upper + 1)
+    after = (f1 - f0) / (x1 - x0)
+    a0, b0 = table_knot(xs, fs, lower)
+    a1, b1 = table_knot(xs, fs, lower + 1)
+    before = (b1 - b0) / (a1 - a0)
+    return f0 + after * (g - x0), before, after
+
+
+@kernel
+def table_values(g, xs, fs):  # pragma: no cover (compiled)
+    """:func:`table_point` of coupling ``i``'s table (rows of ``xs``, ``fs``) at ``g[i]``."""
+    out = np.empty(g.size)
+    for i in range(g.size):
+        out[i] = table_point(g[i], xs[i], fs[i])[0]
+    return out
+
+
+def table(d, d_dot, p, s, ds, out):  # pragma: no cover (compiled)
+    """:class:`TableDraftGear`'s force law: the friction element on the tables' curves."""
+    for i in range(d.size):
+        half = p.slack[i] / 2.0
+        side, above, below, e, g = engagement(d[i], -half, half, np.inf)
+        top, l_before, l_after = table_point(g, p.deflection[i], p.loading[i])
+        low, u_before, u_after = table_point(g, p.deflection[i], p.unloading[i])
+        under = min(low, top)
+        z = s.gear_force[i]
+        out[i] = gear_force(side, e, g, np.inf, z, d_dot[i], under, top, p.stick_damping[i],
+                            0.0)
+        outward = (side * d_dot[i]) > 0.0
+        ds.gear_force[i] = gear_rate(side, above, below, e, g, np.inf, z, d_dot[i], under, top,
+                                     l_after if outward else l_before,
+                                     u_after if outward else u_before, p.stick_stiffness[i])
 
 
 class TableDraftGear(HystereticDraftGear):
@@ -604,95 +551,36 @@ class TableDraftGear(HystereticDraftGear):
         "stick_damping": _stick_damping(),
     }
 
-    def __init__(self, params: list[dict[str, Any]]) -> None:
-        # Tables may differ in length between couplings, so each is kept as one tuple
-        # entry of an object array; the scalars stack into float arrays as usual.
-        self.count = len(params)
-        columns: dict[str, np.ndarray] = {}
-        for key in self.params:
-            if key in _TABLE_KEYS:
-                column = np.empty(self.count, dtype=object)
-                for i, row in enumerate(params):
-                    column[i] = tuple(float(v) for v in row[key])
-                columns[key] = column
-            else:
-                columns[key] = np.array([row[key] for row in params], dtype=float)
-        self.p = SimpleNamespace(**columns)
-        self.setup()
+    force = staticmethod(table)
 
     def setup(self) -> None:
-        """Check each distinct table once and build its curves."""
-        super().setup()
-        self.half = self.p.slack / 2.0
-        self.cap = np.full(self.count, np.inf)
-        self.over_stiffness = np.zeros(self.count)
-        distinct: dict[tuple, int] = {}
-        which = np.empty(self.count, dtype=int)
+        """Check each distinct table once."""
+        p = self.p
+        seen = set()
         for i in range(self.count):
-            key = tuple(getattr(self.p, k)[i] for k in _TABLE_KEYS)
-            if key not in distinct:
+            rows = [getattr(p, k)[i] for k in _TABLE_KEYS]
+            key = tuple(tuple(r[np.isfinite(r)]) for r in rows)
+            if key not in seen:
                 _check_table(*(np.array(v) for v in key))
-                distinct[key] = len(distinct)
-            which[i] = distinct[key]
-        # One curve set per distinct table: (xp, loading fp, unloading fp, segment slopes of
-        # each, the last repeated for the extrapolation past the table).
-        self._tables = []
-        for x, lo, un in distinct:
-            xp = np.concatenate([[0.0], x])
-            lp = np.concatenate([[0.0], lo])
-            up = np.concatenate([[0.0], un])
-            sl = np.diff(lp) / np.diff(xp)
-            su = np.diff(up) / np.diff(xp)
-            self._tables.append((xp, lp, up, np.append(sl, sl[-1]), np.append(su, su[-1])))
-        self._members = [np.flatnonzero(which == t) for t in range(len(self._tables))]
-        width = max((len(t[0]) - 1 for t in self._tables), default=0)
-        self._breaks = np.full((self.count, width), np.nan)
-        for (xp, *_), idx in zip(self._tables, self._members, strict=True):
-            self._breaks[idx, : len(xp) - 1] = xp[1:]
+                seen.add(key)
 
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """``(-slack/2, slack/2)``."""
-        return -self.half, self.half.copy()
-
-    def _each_table(self, g: np.ndarray, fn) -> np.ndarray:
-        """``fn(table, g)`` per distinct table, gathered back into one array."""
-        if len(self._tables) == 1:  # the common train-wide table: one call for all
-            return fn(self._tables[0], g)
-        out = np.empty(np.shape(g))
-        for t, idx in zip(self._tables, self._members, strict=True):
-            out[idx] = fn(t, g[idx])
-        return out
+        return -self.p.slack / 2.0, self.p.slack / 2.0
 
     def loading(self, g: np.ndarray) -> np.ndarray:
         """The loading table, interpolated and extrapolated with its last slope."""
-        return self._each_table(g, lambda t, x: _interp(x, t[0], t[1], t[3][-1]))
+        g = np.ascontiguousarray(np.broadcast_to(np.asarray(g, dtype=float), (self.count,)))
+        return table_values(g, self.p.deflection, self.p.loading)
 
     def unloading(self, g: np.ndarray) -> np.ndarray:
         """The unloading table, interpolated and extrapolated with its last slope."""
-        return self._each_table(g, lambda t, x: _interp(x, t[0], t[2], t[4][-1]))
-
-    def slopes(self, g: np.ndarray, outward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Slopes of the table segments on the side the engagement moves to."""
-        def segment(t, x, out):
-            n = len(t[0]) - 1
-            right = np.searchsorted(t[0], x, side="right") - 1
-            left = np.searchsorted(t[0], x, side="left") - 1
-            return np.clip(np.where(out, right, left), 0, n)
-
-        if len(self._tables) == 1:
-            t = self._tables[0]
-            i = segment(t, g, outward)
-            return t[3][i], t[4][i]
-        slope_l = np.empty(np.shape(g))
-        slope_u = np.empty(np.shape(g))
-        for t, idx in zip(self._tables, self._members, strict=True):
-            i = segment(t, g[idx], outward[idx])
-            slope_l[idx], slope_u[idx] = t[3][i], t[4][i]
-        return slope_l, slope_u
+        g = np.ascontiguousarray(np.broadcast_to(np.asarray(g, dtype=float), (self.count,)))
+        return table_values(g, self.p.deflection, self.p.unloading)
 
     def breakpoints(self) -> np.ndarray:
         """The table's deflections."""
-        return self._breaks
+        return self.p.deflection.copy()
 
 
 def _check_table(x: np.ndarray, lo: np.ndarray, un: np.ndarray) -> None:
@@ -731,6 +619,13 @@ def _check_table(x: np.ndarray, lo: np.ndarray, un: np.ndarray) -> None:
                          "past the end of the table")
 
 
+# -- linear ------------------------------------------------------------------------------------
+def linear(d, d_dot, p, s, ds, out):  # pragma: no cover (compiled)
+    """:class:`Linear`'s force law."""
+    for i in range(d.size):
+        out[i] = p.stiffness[i] * d[i] + p.damping[i] * d_dot[i]
+
+
 class Linear(CouplerModel):
     """Rigid-ish linear coupler for simple studies: ``F = stiffness * d + damping * d_dot``.
 
@@ -744,21 +639,7 @@ class Linear(CouplerModel):
         "stiffness": Param("N/m", 1e8, "spring stiffness", min=0.0),
         "damping": Param("N*s/m", 1e5, "viscous damping", min=0.0),
     }
-
-    def force(self, d: np.ndarray, d_dot: np.ndarray, s: SimpleNamespace) -> np.ndarray:
-        """``stiffness * d + damping * d_dot``."""
-        return self.p.stiffness * d + self.p.damping * d_dot
-
-    @staticmethod
-    def force_kernel(d, d_dot, z, params, force, dz):  # pragma: no cover (compiled)
-        """:meth:`force` as a loop, for the compiled step loop."""
-        for i in range(d.size):
-            force[i] = params[0, i] * d[i] + params[1, i] * d_dot[i]
-
-    def kernel_params(self) -> np.ndarray:
-        """Rows: stiffness, damping."""
-        return np.ascontiguousarray(np.broadcast_arrays(
-            self.p.stiffness, self.p.damping), dtype=float)
+    force = staticmethod(linear)
 
     def kinks(self) -> np.ndarray:
         """None."""

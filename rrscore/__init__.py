@@ -49,22 +49,24 @@ estimated from them, the stop predictor, and least-squares fits of config values
 recorded drives (``rrs sensors``, ``rrs calibrate``, ``rrs predict-stop``, ``rrs fit``).
 """
 
-from .config import Param
-from .couplers import CouplerModel
-from .errors import ConfigError, PluginError, RrsError
-from .events import Event
-from .hookspecs import hookimpl
-from .pluginmanager import Registry, load_registry
-from .run import Run, Snapshot
-from .scenario import Scenario, load_scenario, validate_file
-from .simulation import Drive, DriveResult, drive
-from .solvers import Solver
-from .state import StateSpec
-from .sweep import Sweep, SweepResult
-from .vehicle import VehicleModel
+from .engine.tableau import Tableau
+from .jit import kernel, law
+from .model.config import Param
+from .model.couplers import CouplerModel
+from .model.errors import ConfigError, PluginError, RrsError
+from .model.events import Event
+from .model.hookspecs import hookimpl
+from .model.state import StateSpec
+from .model.vehicle import Control, VehicleModel
+from .run.drive import Drive, DriveResult, drive
+from .run.plugins import Registry, load_registry
+from .run.run import Run, Snapshot
+from .run.scenario import Scenario, load_scenario, validate_file
+from .run.sweep import Sweep, SweepResult
 
 __all__ = [
     "ConfigError",
+    "Control",
     "CouplerModel",
     "Drive",
     "DriveResult",
@@ -76,13 +78,15 @@ __all__ = [
     "Run",
     "Scenario",
     "Snapshot",
-    "Solver",
     "StateSpec",
     "Sweep",
     "SweepResult",
+    "Tableau",
     "VehicleModel",
     "drive",
     "hookimpl",
+    "kernel",
+    "law",
     "load_registry",
     "load_scenario",
     "validate_file",

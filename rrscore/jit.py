@@ -16,15 +16,22 @@ one) and by ``isinstance`` in Python.
 from __future__ import annotations
 
 import contextlib
+import copy
+import hashlib
+import importlib.util
 import os
+import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
-from numba import njit, vectorize
+from numba import njit, types, vectorize
 from numba.core import event as numba_event
 from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.experimental import structref
 from numba.extending import overload
 
 #: True when numba compiles nothing (``NUMBA_DISABLE_JIT=1``): every kernel runs as
@@ -36,14 +43,19 @@ UNCOMPILED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 warnings.filterwarnings("ignore", "First-class function type", NumbaExperimentalFeatureWarning)
 
 
-def kernel(fn: Callable | None = None, *, inline: bool = False) -> Any:
+def kernel(fn: Callable | None = None, *, inline: bool = False, counted: bool = True) -> Any:
     """Compile ``fn`` with numba: cached on disk, numpy's error model (a division by zero
     gives inf or NaN, as it does in Python with numpy floats, so compiled and uncompiled
     runs agree). ``inline``: numba inlines it into its callers (small helpers on the
-    hot path, which LLVM would otherwise call)."""
+    hot path, which LLVM would otherwise call). ``counted=False``: without numba's
+    reference counting, for the hot path's functions that allocate no array and return
+    none: counted, every array a call takes (and every view it makes) costs an atomic
+    increment and decrement, which were most of a right-hand side's time."""
     options: dict[str, Any] = {"cache": True, "error_model": "numpy"}
     if inline:
         options = {"inline": "always", "error_model": "numpy"}
+    if not counted:
+        options["_nrt"] = False
 
     def wrap(f: Callable) -> Any:
         return njit(**options)(f)
@@ -58,6 +70,113 @@ def law(fn: Callable) -> Any:
     The one coding of the law serves both."""
     arity = fn.__code__.co_argcount
     return vectorize([f"float64({', '.join(['float64'] * arity)})"], cache=True)(fn)
+
+
+def cache_dir() -> Path:
+    """Where rrscore writes the modules it generates (``RRS_CACHE_DIR``, else the user's
+    cache): plugins' adapters (:mod:`rrscore.engine.adapters`), structs' accessors. numba
+    caches their compiled code beside them, as for any module."""
+    base = os.environ.get("RRS_CACHE_DIR")
+    candidates = [Path(base)] if base else []
+    candidates.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                      / "rrscore" / "generated")
+    candidates.append(Path(tempfile.gettempdir()) / f"rrscore-{os.getuid()}" / "generated")
+    for path in candidates:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            probe = path / f".write-test-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+            return path
+        except OSError:
+            continue
+    raise OSError("no writable directory for rrscore's generated modules (set RRS_CACHE_DIR)")
+
+
+def load_generated(name: str, source: str, namespace: dict[str, Any]) -> Any:
+    """``source`` written to :func:`cache_dir` as module ``name`` (unless it is there
+    already, the same) and imported, ``namespace`` in its globals before it runs. The
+    module's name should carry a hash of what it was generated from."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = cache_dir() / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(namespace)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def struct(name: str, fields: tuple[str, ...], doc: str) -> type:
+    """A mutable record of named fields that compiled code takes as one pointer (a numba
+    structref): ``name(*values)`` builds one, ``obj.field`` reads a field in Python and in
+    compiled code, ``obj.set("field", value)`` replaces one. A system of the event loop is
+    one (:mod:`rrscore.engine.system`): passed by value, a named tuple of a hundred arrays
+    made every call and every compile of the loop's functions slow. Under
+    ``NUMBA_DISABLE_JIT`` it is a plain class with the same fields. Define it at the top
+    level of a module (numba's cache finds its type there by name). Its constructor and
+    accessors are generated functions, cached on disk like the rest."""
+    module = sys._getframe(1).f_globals["__name__"]
+    if UNCOMPILED:
+        def init(self: Any, *values: Any) -> None:
+            for field, value in zip(fields, values, strict=True):
+                object.__setattr__(self, field, value)
+
+        def set_field(self: Any, field: str, value: Any) -> None:
+            setattr(self, field, value)
+
+        return type(name, (), {"__slots__": fields, "__init__": init, "set": set_field,
+                               "__doc__": doc, "__module__": module, "_fields": fields})
+
+    def preprocess_fields(self: Any, members: Any) -> Any:
+        return tuple((field, types.unliteral(typ)) for field, typ in members)
+
+    type_class = type(f"{name}Type", (types.StructRef,),
+                      {"preprocess_fields": preprocess_fields, "__module__": module})
+    structref.register(type_class)
+    setattr(sys.modules[module], type_class.__name__, type_class)  # (numba's cache: pickle)
+    accessors: dict[str, Any] = {}
+
+    def new(cls: Any, *values: Any) -> Any:
+        return accessors["make"](*values)
+
+    def set_field(self: Any, field: str, value: Any) -> None:
+        accessors[f"set_{field}"](self, value)
+
+    def deepcopy(self: Any, memo: dict) -> Any:
+        return type(self)(*(copy.deepcopy(getattr(self, field), memo) for field in fields))
+
+    def getter(field: str) -> property:
+        return property(lambda self: accessors[f"get_{field}"](self))
+
+    members: dict[str, Any] = {field: getter(field) for field in fields}
+    members |= {"__new__": new, "set": set_field, "__deepcopy__": deepcopy, "__doc__": doc,
+                "__module__": module, "_fields": fields, "type_class": type_class}
+    proxy = type(name, (structref.StructRefProxy,), members)
+    structref.define_proxy(proxy, type_class, list(fields))
+    setattr(sys.modules[module], f"_{name}Proxy", proxy)
+    args = ", ".join(fields)
+    source = (f"# rrscore's accessors of {module}.{name}; generated, do not edit.\n"
+              f"from numba import njit\n\nfrom {module} import _{name}Proxy as Proxy\n\n\n"
+              f"@njit(cache=True)\ndef make({args}):\n    return Proxy({args})\n")
+    for field in fields:
+        source += (f"\n\n@njit(cache=True)\ndef get_{field}(obj):\n    return obj.{field}\n"
+                   f"\n\n@njit(cache=True)\ndef set_{field}(obj, value):\n"
+                   f"    obj.{field} = value\n")
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    generated = load_generated(f"rrscore_struct_{name.lower()}_{digest}", source, {})
+    accessors.update({k: v for k, v in vars(generated).items() if not k.startswith("_")})
+    return proxy
 
 
 def generic(name: str, doc: str) -> Callable:
@@ -75,13 +194,15 @@ def generic(name: str, doc: str) -> Callable:
 
     @overload(call, jit_options={"cache": True})
     def _typed(system, *args):  # pragma: no cover (typing; numba matches these names)
-        chosen = table.get(getattr(system, "instance_class", None))
+        chosen = table.get(type(system))
         if chosen is None:
             return None
         return lambda system, *args: chosen(system, *args)
 
     def register(system_type: type, implementation: Callable) -> None:
         table[system_type] = implementation
+        if hasattr(system_type, "type_class"):  # a struct: its numba type says which
+            table[system_type.type_class] = implementation
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = doc

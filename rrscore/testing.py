@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .config import Context
-from .plugincheck import vehicle_config
-from .scenario import Scenario, scenario_from_table
-from .simulation import Drive, DriveResult
+from .cli.main.plugincheck import vehicle_config
+from .model.config import Context
+from .run.run.drive import Drive, DriveResult
+from .run.run.scenario import Scenario, scenario_from_table
 
 Program = Sequence[tuple[float, "str | Mapping[str, Any]"]]
 

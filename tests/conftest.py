@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import rrscore
-from rrscore.config import Context
-from rrscore.scenario import Scenario, scenario_from_table
+from rrscore.model.config import Context
+from rrscore.run.scenario import Scenario, scenario_from_table
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rrscore.adhesion import (
+from rrscore.physics.adhesion import (
     ADHESION_FORMULAS,
     RAIL_CONDITIONS,
     adhesion_coefficient,

@@ -12,9 +12,9 @@ import pytest
 from conftest import CONFIGS, make_scenario, shipped_drive
 
 from rrscore import Drive
-from rrscore.airbrake import OWED_TOLERANCE
-from rrscore.errors import ConfigError
-from rrscore.run import Run
+from rrscore.physics.airbrake import OWED_TOLERANCE
+from rrscore.model.errors import ConfigError
+from rrscore.run.run import Run
 
 LOCO = {"config": "vehicles/simple_loco_air.toml"}
 CAR = {"type": "freight_car", "empty_mass": "23 t", "payload_mass": "69.5 t",

@@ -9,7 +9,7 @@ import numpy as np
 
 import rrscore
 from rrscore import apidoc, hookspecs
-from rrscore.apidoc import DOC_FILE, generate, hooks, public_members, undocumented
+from rrscore.cli.apidoc import DOC_FILE, generate, hooks, public_members, undocumented
 
 
 def test_every_hook_attribute_and_method_of_the_plugin_api_is_documented():

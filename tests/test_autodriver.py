@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from conftest import CONFIGS, car_config
 
-from rrscore.config import Context
-from rrscore.errors import ConfigError
-from rrscore.scenario import scenario_from_table
-from rrscore.simulation import Drive
+from rrscore.model.config import Context
+from rrscore.model.errors import ConfigError
+from rrscore.run.scenario import scenario_from_table
+from rrscore.run.drive import Drive
 
 LOCO = "vehicles/simple_loco.toml"
 
@@ -115,7 +115,7 @@ def test_a_train_without_a_traction_control_is_refused():
 def test_the_readme_demo_keeps_to_the_limits_and_stops_at_b():
     from conftest import shipped_drive
 
-    from rrscore.scenario import load_scenario
+    from rrscore.run.scenario import load_scenario
 
     sc = load_scenario(CONFIGS / "scenarios" / "freight_50.toml")
     r = shipped_drive("freight_50")
@@ -210,7 +210,7 @@ def _numpy_target(front, rear, starts, ends, limits, margin, decel, cruise, stop
 
 
 def test_target_speed_is_the_numpy_formula_to_the_bit_anywhere_on_a_route():
-    from rrscore.autodriver import _target_speed
+    from rrscore.driving.autodriver import _target_speed
 
     rng = np.random.default_rng(11)
     lengths = rng.uniform(200.0, 3000.0, 12)

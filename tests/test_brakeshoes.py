@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rrscore.brakeshoes import brake_force, shoe_force, shoe_friction, table_friction
+from rrscore.physics.brakeshoes import brake_force, shoe_force, shoe_friction, table_friction
 
 TF = 9806.65  # N per tonne-force
 

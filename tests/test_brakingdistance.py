@@ -9,8 +9,8 @@ import pytest
 from conftest import CONFIGS, make_scenario, shipped_drive
 
 from rrscore import Drive, load_scenario
-from rrscore.brakeshoes import TONNE_FORCE, shoe_friction
-from rrscore.brakingdistance import (
+from rrscore.physics.brakeshoes import TONNE_FORCE, shoe_friction
+from rrscore.physics.brakingdistance import (
     braking_distance,
     calculated_friction,
     calculated_shoe_force,

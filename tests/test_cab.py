@@ -18,8 +18,8 @@ import pytest
 from conftest import CONFIGS
 
 from rrscore import load_scenario
-from rrscore.cab import Cab, bindings
-from rrscore.simulation import Drive
+from rrscore.cli.cab import Cab, bindings
+from rrscore.run.drive import Drive
 
 SCENARIO = f"""\
 [scenario]
@@ -81,7 +81,7 @@ def test_cab_through_a_pty_accelerates_brakes_and_writes_its_outputs(tmp_path):
     scenario = tmp_path / "cab.toml"
     scenario.write_text(SCENARIO)
     out = tmp_path / "out"
-    term = Terminal([sys.executable, "-m", "rrscore.cli", "cab", str(scenario), "--out",
+    term = Terminal([sys.executable, "-m", "rrscore.cli.main", "cab", str(scenario), "--out",
                      str(out), "--speedup", "10"])
     try:
         term.wait_for(b"km/h")       # the dashboard is up: the terminal is in cbreak mode

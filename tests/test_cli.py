@@ -24,7 +24,7 @@ def rrs(*args: str | Path, cwd: Path = REPO) -> subprocess.CompletedProcess[str]
     """Run ``python -m rrscore.cli ARGS``; stdin, stdout and stderr are not terminals."""
     env = {k: v for k, v in os.environ.items() if k != "RRS_PLUGIN_PATH"}
     return subprocess.run(
-        [sys.executable, "-m", "rrscore.cli", *map(str, args)],
+        [sys.executable, "-m", "rrscore.cli.main", *map(str, args)],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
         stdin=subprocess.DEVNULL,
     )
@@ -104,7 +104,7 @@ def test_plugins_lists_shipped_components_and_their_source() -> None:
                  "coupler model spring_damper:", "solver rk4:", "solver rk45:"):
         assert line in out
     for module in ("rrscore.vehicles.simple_loco", "rrscore.vehicles.freight_car",
-                   "rrscore.plugins.couplers", "rrscore.solvers"):
+                   "rrscore.plugins.couplers", "rrscore.engine.tableau"):
         assert f"(built in: {module})" in out
 
 
@@ -276,7 +276,7 @@ class _Terminal(io.StringIO):
 
 
 def test_the_compile_notice_is_one_line_on_a_terminal_and_nothing_elsewhere() -> None:
-    from rrscore.cli import CompileNotice
+    from rrscore.cli.main import CompileNotice
 
     tty, pipe = _Terminal(), io.StringIO()
     CompileNotice(tty)()
@@ -289,7 +289,7 @@ def test_a_drive_that_compiles_shows_the_notice_once_on_a_terminal(tmp_path: Pat
                                                                   monkeypatch) -> None:
     from numba import njit
 
-    import rrscore.cli as cli
+    import rrscore.cli.main as cli
 
     class CompilingDrive(cli.Drive):
         def run(self, *args, **kwargs):

@@ -24,7 +24,7 @@ def start_drive(out: Path, *extra: str) -> subprocess.Popen:
     """A long drive (the demo over 10 h of simulated time) as a child process."""
     env = {k: v for k, v in os.environ.items() if k != "RRS_PLUGIN_PATH"}
     return subprocess.Popen(
-        [sys.executable, "-m", "rrscore.cli", "drive", str(FREIGHT), "--out", str(out),
+        [sys.executable, "-m", "rrscore.cli.main", "drive", str(FREIGHT), "--out", str(out),
          "--set", "stop.max_time='10 h'", "--set", "output.sample_interval='0.05 s'", *extra],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         stdin=subprocess.DEVNULL)
@@ -203,7 +203,7 @@ def test_a_signal_met_in_compiled_code_ends_the_drive_as_an_interruption(tmp_pat
     # loop: all end as the signal would, never as a failure.
     from rrscore import Drive, load_scenario, steploop
     from rrscore.compiled import CompiledBodies
-    from rrscore.errors import Interrupted
+    from rrscore.model.errors import Interrupted
 
     def interrupted_in_compiled_code(*args, **kwargs):
         try:
@@ -261,7 +261,7 @@ def test_a_signal_whose_exception_is_lost_in_compiled_code_still_ends_the_drive(
     # handler notes the interruption as well, and the run raises it again between its
     # control steps. Made to happen here: the handler's exception noted, then lost.
     from rrscore import Drive, load_scenario, steploop
-    from rrscore.errors import Interrupted, clear_interruptions, note_interruption
+    from rrscore.model.errors import Interrupted, clear_interruptions, note_interruption
 
     calls = {"n": 0}
     original = steploop._advance

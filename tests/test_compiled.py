@@ -16,7 +16,7 @@ import pytest
 from conftest import CONFIGS, car_config, make_scenario
 
 from rrscore import load_scenario
-from rrscore.run import Run
+from rrscore.run.run import Run
 
 SCENARIOS = sorted((CONFIGS / "scenarios").glob("*.toml"))
 
@@ -125,7 +125,7 @@ def test_compile_time_counts_compiling_and_not_code_already_compiled():
     from numba import njit
 
     from rrscore.compiled import compile_seconds
-    from rrscore.simulation import Drive
+    from rrscore.run.drive import Drive
 
     @njit  # a function of its own: no cache, so numba compiles it here
     def cube(x):

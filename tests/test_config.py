@@ -21,8 +21,8 @@ from bad_inputs import (
 )
 
 from rrscore import ConfigError, load_scenario, validate_file
-from rrscore.config import FreeTable, Include, Param, Section, TableList
-from rrscore.scenario import SCENARIO_SCHEMA
+from rrscore.model.config import FreeTable, Include, Param, Section, TableList
+from rrscore.run.scenario import SCENARIO_SCHEMA
 
 SCENARIOS = CONFIGS / "scenarios"
 

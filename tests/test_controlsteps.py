@@ -16,10 +16,10 @@ from numba import njit
 
 import rrscore
 from rrscore import PluginError, VehicleModel, load_registry
-from rrscore.config import Context
+from rrscore.model.config import Context
 from rrscore.controlsteps import kernel_problems
-from rrscore.run import Run
-from rrscore.scenario import scenario_from_table
+from rrscore.run.run import Run
+from rrscore.run.scenario import scenario_from_table
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMING = {"wall_time_s", "real_time_factor", "compile_time_s"}
@@ -420,7 +420,7 @@ def test_a_kernel_that_differs_from_step_is_found():
 # ---------------------------------------------------------- the built-in driver
 def _python_decisions(monkeypatch) -> list[float]:
     """The times of the built-in driver's decisions taken in Python from now on."""
-    from rrscore.autodriver import AutoDriver
+    from rrscore.driving.autodriver import AutoDriver
 
     calls: list[float] = []
     update = AutoDriver.update
@@ -504,7 +504,7 @@ def test_a_control_kernel_that_differs_from_set_control_is_found():
 def test_the_compiled_decision_is_the_built_in_drivers_to_the_bit(speed, front, integral,
                                                                     command, stopped, t,
                                                                     first):
-    from rrscore.autodriver import D_COMMAND, decide
+    from rrscore.driving.autodriver import D_COMMAND, decide
 
     run = Run(_scenario(autodriver={"mode": "hold_limit", "stop_at": "B"}, driver=[]))
     auto = run.driver.autodriver

@@ -7,7 +7,7 @@ import pytest
 from conftest import make_scenario
 
 from rrscore import Drive
-from rrscore.errors import ConfigError
+from rrscore.model.errors import ConfigError
 
 LOCO = {"config": "vehicles/simple_loco.toml"}
 CARS = {"config": "vehicles/freight_car_4axle.toml", "count": 5}
@@ -79,7 +79,7 @@ def test_inconsistent_actions_are_config_errors(action, key, words):
 ])
 def test_a_vehicle_type_with_inconsistent_control_ranges_is_refused(ranges, words):
     from rrscore import VehicleModel
-    from rrscore.vehicle import check_vehicle_type
+    from rrscore.model.vehicle import check_vehicle_type
 
     class Bad(VehicleModel):
         type_name = "bad"

@@ -11,7 +11,7 @@ from conftest import CONFIGS, G, car_config, make_scenario
 
 import rrscore
 from rrscore import Drive, Param, Run, VehicleModel, load_registry
-from rrscore.bodies import coulomb_net
+from rrscore.physics.bodies import coulomb_net
 
 #: The test car's half length: a start position is the train's front, position_m a centre.
 HALF = 13.92 / 2
@@ -379,7 +379,7 @@ def test_held_inputs_taken_anew_for_some_vehicles_are_all_of_them_taken_anew(rig
 
 def test_the_loaded_axles_rows_updated_in_place_are_the_rows_taken_anew():
     # where the same axles stay loaded, loaded_rows_update gives loaded_rows_into's rows
-    from rrscore.wheelsets import _loaded_rows, loaded_rows_update
+    from rrscore.physics.wheelsets import _loaded_rows, loaded_rows_update
 
     rng = np.random.default_rng(5)
     na = 40
@@ -405,7 +405,7 @@ def test_the_drive_force_from_the_loaded_axles_is_every_axle_s_sum_to_the_bit():
     # axle rolls, the others have no torque and the total is traction_sum's, bit for bit
     # (some axles braked without torque, some driven backwards, one vehicle's body force)
     from rrscore.dynamics import traction_loaded, traction_sum
-    from rrscore.wheelsets import _loaded_rows
+    from rrscore.physics.wheelsets import _loaded_rows
 
     rng = np.random.default_rng(7)
     n, k = 12, 4

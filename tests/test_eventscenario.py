@@ -12,10 +12,10 @@ from conftest import CONFIGS, car_config, make_scenario
 
 import rrscore
 from rrscore import Run, load_scenario
-from rrscore.errors import ConfigError
-from rrscore.eventscenario import yard_from_scenario
-from rrscore.sweep import Sweep
-from rrscore.yardrun import YardRun
+from rrscore.model.errors import ConfigError
+from rrscore.yard.eventscenario import yard_from_scenario
+from rrscore.run.sweep import Sweep
+from rrscore.yard.yardrun import YardRun
 
 FRICTION = {"formula": "davis", "A": 2000.0, "B": 0.0, "C": 0.0, "starting": False}
 SPRING = {"model": "spring_damper", "params": {

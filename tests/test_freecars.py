@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from rrscore.freecars import FreeCars, contact_time, stop_time
+from rrscore.yard.freecars import FreeCars, contact_time, stop_time
 
 M = 92500.0  # a loaded car, kg (effective mass)
 L = 14.0  # over buffers, m

@@ -95,7 +95,7 @@ def test_the_illinois_method_brackets_a_known_root_to_the_event_tolerance():
 def test_the_loops_illinois_is_the_integrators_on_a_slack_edge_to_the_bit():
     # the compiled loop locates a slack edge on the step's continuous extension with the
     # same steps as the integrator does on the same function
-    from rrscore.solvers import dp_dense
+    from rrscore.engine.tableau import dp_dense
     from rrscore.steploop import _illinois
 
     rng = np.random.default_rng(3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import make_scenario
 
-from rrscore.simulation import Drive
+from rrscore.run.drive import Drive
 
 LOCO = {"config": "vehicles/level_loco.toml"}
 

@@ -15,9 +15,9 @@ from conftest import CONFIGS, make_scenario
 
 import rrscore
 from rrscore import Drive
-from rrscore.errors import OutputError, PluginError
-from rrscore.pluginmanager import load_registry
-from rrscore.scenario import load_scenario
+from rrscore.model.errors import OutputError, PluginError
+from rrscore.run.plugins import load_registry
+from rrscore.run.scenario import load_scenario
 
 LOCO = {"config": "vehicles/simple_loco.toml"}
 FULL = [{"at_time": 0.0, "set": {"traction_level": 1.0}}]
@@ -172,7 +172,7 @@ def test_rrs_drive_names_a_failing_plugin_without_a_traceback(tmp_path: Path) ->
         "    if t >= 3.0:\n        raise ValueError('oops')\n")
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "rrscore.cli", "drive",
+        [sys.executable, "-m", "rrscore.cli.main", "drive",
          str(CONFIGS / "scenarios" / "simple_loco_level.toml"), "--out", str(out),
          "--max-time", "10", "--plugins", str(plugins)],
         capture_output=True, text=True, timeout=300)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from conftest import CONFIGS
 
-from rrscore.config import Context, validate
-from rrscore.errors import ConfigError
-from rrscore.network import NETWORK_SCHEMA, Network, load_network
+from rrscore.model.config import Context, validate
+from rrscore.model.errors import ConfigError
+from rrscore.yard.network import NETWORK_SCHEMA, Network, load_network
 
 R = 190.0
 ANGLE = 9.3054  # degrees: two such arcs of 190 m make an S-curve 5 m across

@@ -12,8 +12,8 @@ from conftest import car_config, make_scenario
 
 import rrscore
 from rrscore import Drive, PluginError, load_registry
-from rrscore.cli import main
-from rrscore.plugincheck import check_coupler_model, class_problems
+from rrscore.cli.main import main
+from rrscore.cli.plugincheck import check_coupler_model, class_problems
 
 
 def plugin_of(*classes: type) -> types.ModuleType:

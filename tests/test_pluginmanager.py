@@ -15,7 +15,7 @@ import pytest
 from bad_inputs import LEVEL, LOCO, REPO, toml_path
 
 from rrscore import Drive, PluginError, load_registry, load_scenario
-from rrscore.pluginmanager import PATH_ENV
+from rrscore.run.plugins import PATH_ENV
 
 PLUGIN = '''\
 import numpy as np
@@ -87,7 +87,7 @@ def loco_and_cars(car_config: str, count: int = 3) -> str:
 
 def rrs(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     base = {k: v for k, v in os.environ.items() if k != PATH_ENV}
-    return subprocess.run([sys.executable, "-m", "rrscore.cli", *map(str, args)], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "rrscore.cli.main", *map(str, args)], cwd=REPO,
                           env={**base, **(env or {})}, capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)
 

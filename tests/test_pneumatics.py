@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from rrscore.pneumatics import ATMOSPHERE, CRITICAL, LINEAR, port_flow, wave_speed
+from rrscore.physics.pneumatics import ATMOSPHERE, CRITICAL, LINEAR, port_flow, wave_speed
 
 
 def test_a_choked_port_passes_the_critical_mass_flow():

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from rrscore import Drive, validate_file
-from rrscore.errors import RrsError
+from rrscore.model.errors import RrsError
 
 SCALE = max(1, int(os.environ.get("RRS_PROPERTY_SCALE", "1")))
 SHIPPED = sorted(p.relative_to(CONFIGS) for p in CONFIGS.rglob("*.toml"))

@@ -37,7 +37,7 @@ def test_the_example_config_error_is_what_rrs_prints_for_that_file(tmp_path):
     assert named.is_file()
     broken = tmp_path / named.name
     broken.write_text(re.sub(r'(?m)^empty_mass = .*$', 'empty_mass = "-5 t"', named.read_text()))
-    proc = subprocess.run([sys.executable, "-m", "rrscore.cli", "validate", broken.name],
+    proc = subprocess.run([sys.executable, "-m", "rrscore.cli.main", "validate", broken.name],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == line.group(0).replace(line.group(1), broken.name)

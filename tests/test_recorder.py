@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from rrscore.recorder import CouplingMonitor, Recorder
+from rrscore.run.recorder import CouplingMonitor, Recorder
 
 
 def test_the_series_holds_every_row_across_blocks_in_order(tmp_path):
@@ -87,7 +87,7 @@ def test_the_monitor_keeps_each_couplings_extremes_with_the_first_step_to_reach_
 def test_no_write_of_a_line_file_crosses_a_page_boundary_but_one_of_a_single_row(tmp_path):
     # a killed process's write can stop between pages (Linux checks for a fatal signal
     # there): whole rows are safe only where no call crosses a page boundary mid-row
-    from rrscore.recorder import LineFile
+    from rrscore.run.recorder import LineFile
 
     lf = LineFile(tmp_path / "t.csv", ["a", "b"])
     calls = []
@@ -116,7 +116,7 @@ def test_rows_queued_when_an_interruption_stops_a_flush_are_written_at_close(tmp
     # a signal's KeyboardInterrupt raised in the middle of a flush (here: at its third
     # write, the page boundaries making several): the rows not yet written stay queued
     # and close() writes them, each once
-    from rrscore.recorder import LineFile
+    from rrscore.run.recorder import LineFile
 
     lf = LineFile(tmp_path / "t.csv", ["t", "x"])
     for i in range(600):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rrscore import resistance as rs
-from rrscore.resistance import (
+from rrscore.physics.resistance import (
     FORMULAS,
     G,
     RunningResistance,

@@ -11,7 +11,7 @@ import pytest
 from conftest import G, car_config, make_scenario
 
 from rrscore import Drive, Run
-from rrscore.errors import ConfigError
+from rrscore.model.errors import ConfigError
 
 #: A test car: 92.5 t, four axles of 96 kg m^2 on a 0.4785 m wheel radius.
 MASS = 92500.0

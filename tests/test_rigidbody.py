@@ -14,7 +14,7 @@ from scipy.integrate import quad
 
 import rrscore
 from rrscore.rigidbody import RigidBody, held_sums, path_work, rigid_rates
-from rrscore.run import Run
+from rrscore.run.run import Run
 from rrscore.steploop import StepLoop
 
 ROOT = Path(__file__).resolve().parents[1]

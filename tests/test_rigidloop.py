@@ -10,9 +10,9 @@ import pytest
 from conftest import car_config, make_scenario
 
 import rrscore
-from rrscore.pluginmanager import load_registry
+from rrscore.run.plugins import load_registry
 from rrscore.rigidloop import BodySteps
-from rrscore.run import Run
+from rrscore.run.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 RIGID = ROOT / "configs" / "scenarios" / "rigid_40km.toml"

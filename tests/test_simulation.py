@@ -98,7 +98,7 @@ def test_the_progress_reaches_one_however_the_drive_stops():
 
 
 def test_summary_is_replaced_whole_and_leaves_no_temporary_file(tmp_path):
-    from rrscore.outputs.summary import write_atomically
+    from rrscore.run.outputs.summary import write_atomically
 
     target = tmp_path / "summary.json"
     target.write_text("old")
@@ -112,8 +112,8 @@ def test_a_full_disk_during_the_drive_ends_it_naming_the_file_and_keeps_the_summ
     import errno
     import json
 
-    from rrscore.errors import OutputError
-    from rrscore.recorder import LineFile
+    from rrscore.model.errors import OutputError
+    from rrscore.run.recorder import LineFile
 
     sc = make_scenario([{"config": "vehicles/simple_loco.toml"}],
                        driver=[{"at_time": 0, "set": {"traction_level": 1.0}}],

@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg
 import scipy.sparse
 
-from rrscore.solvers import (
+from rrscore.engine.tableau import (
     _DP_A,
     _DP_B,
     _DP_C,

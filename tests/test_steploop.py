@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import rrscore
-from rrscore.run import Run
+from rrscore.run.run import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "configs" / "scenarios").glob("*.toml")) + [
@@ -99,8 +99,8 @@ def test_the_compiled_right_hand_side_is_the_components_one(name):
 
 
 def _table_drive(table: dict, compiled: bool) -> rrscore.DriveResult:
-    from rrscore.config import Context
-    from rrscore.scenario import scenario_from_table
+    from rrscore.model.config import Context
+    from rrscore.run.scenario import scenario_from_table
 
     table = {**table, "solver": {"compiled": compiled}}
     sc = scenario_from_table(table, Context("<test>", "scenario", ROOT / "configs"))
@@ -151,8 +151,8 @@ def test_a_slip_that_holds_at_a_restart_is_acted_on_before_the_loop_steps():
              "driver": [{"at_time": 0.0, "rail_condition": "leaves"},
                         {"at_time": 2.0, "set": {"traction_level": 1.0}}],
              "stop": {"max_time": 20.0}, "output": {"sample_interval": 0.5}}
-    from rrscore.config import Context
-    from rrscore.scenario import scenario_from_table
+    from rrscore.model.config import Context
+    from rrscore.run.scenario import scenario_from_table
 
     statuses = []
     sc = scenario_from_table({**table, "solver": {"compiled": True}},
@@ -248,7 +248,7 @@ def test_the_steps_the_loop_hands_on_carry_the_right_hand_side_at_their_states()
 def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage_does():
     # the loop's stages against the solver's full stage state: equal to the bit where
     # formed, and the unread entries (wheel angles and spins, energy account) left alone
-    from rrscore.solvers import _DP_B, _stage_state
+    from rrscore.engine.tableau import _DP_B, _stage_state
     from rrscore.steploop import _A, _stage_live, _step_end
 
     run = Run(_load(ROOT / "configs" / "scenarios" / "freight_50.toml", True))
@@ -293,8 +293,8 @@ def test_inner_stages_form_the_entries_a_right_hand_side_reads_as_the_full_stage
 
 def test_the_error_norm_over_the_controlled_entries_is_the_solvers_over_all():
     # entries with atol = inf add nothing to the norm: leaving them out changes no bit
-    from rrscore.solvers import _DP_E, _max_ratio, _weighted
-    from rrscore.state import entry_ranges
+    from rrscore.engine.tableau import _DP_E, _max_ratio, _weighted
+    from rrscore.model.state import entry_ranges
     from rrscore.steploop import _error_ratio
 
     rng = np.random.default_rng(11)

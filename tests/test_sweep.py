@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 import rrscore
-from rrscore.cli import main
-from rrscore.errors import ConfigError, RrsError
-from rrscore.sweep import DEFAULT_COLUMNS, Sweep, _context, parse_values, sweep
+from rrscore.cli.main import main
+from rrscore.model.errors import ConfigError, RrsError
+from rrscore.run.sweep import DEFAULT_COLUMNS, Sweep, _context, parse_values, sweep
 
 SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
 PARAMS = {"start.speed": ["0 km/h", "20 km/h", 10.0], "stop.max_time": [2, "3 s"]}

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from rrscore import RrsError
-from rrscore.cli import main
-from rrscore.template import names, render
+from rrscore.cli.main import main
+from rrscore.cli.template import names, render
 
 PY = sys.executable
 
@@ -37,7 +37,7 @@ def test_generated_package_installs_passes_its_tests_and_is_listed(tmp_path, cap
         tests = _run(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=dest)
         assert tests.returncode == 0, tests.stdout + tests.stderr
         assert " passed" in tests.stdout and "failed" not in tests.stdout
-        listed = _run(PY, "-m", "rrscore.cli", "plugins", "--json")
+        listed = _run(PY, "-m", "rrscore.cli.main", "plugins", "--json")
         assert listed.returncode == 0, listed.stderr
         plugin = {p["name"]: p for p in json.loads(listed.stdout)}[name]
         assert plugin["provides"] == {provides: [name]}
@@ -47,7 +47,7 @@ def test_generated_package_installs_passes_its_tests_and_is_listed(tmp_path, cap
         assert lint.returncode == 0, lint.stdout
     finally:
         _run(PY, "-m", "pip", "uninstall", "-y", "-q", dist)
-    assert name not in _run(PY, "-m", "rrscore.cli", "plugins").stdout
+    assert name not in _run(PY, "-m", "rrscore.cli.main", "plugins").stdout
 
 
 def test_template_documents_params_keys_controls_and_signals(tmp_path):

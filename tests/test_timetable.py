@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from conftest import car_config, make_scenario, shipped_drive
 
-from rrscore.errors import ConfigError
-from rrscore.timetable import cruising_speed, planning_profile, time_to_go
-from rrscore.track import Route
+from rrscore.model.errors import ConfigError
+from rrscore.driving.timetable import cruising_speed, planning_profile, time_to_go
+from rrscore.model.track import Route
 
 
 def _route_table(elements):
-    from rrscore.config import Context, validate
-    from rrscore.track import ROUTE_SCHEMA
+    from rrscore.model.config import Context, validate
+    from rrscore.model.track import ROUTE_SCHEMA
 
     return validate({"elements": elements}, ROUTE_SCHEMA, Context("<test>", "route"))
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import CONFIGS
 
-from rrscore.config import Context, validate
-from rrscore.track import ROUTE_SCHEMA, Route
+from rrscore.model.config import Context, validate
+from rrscore.model.track import ROUTE_SCHEMA, Route
 
 
 def _route(elements, points=()):
@@ -112,8 +112,8 @@ def test_vertical_curve_accelerates_a_free_car_by_its_grade():
     # averaged over the car (by hand below).
     from conftest import G, car_config
 
-    from rrscore.scenario import scenario_from_table
-    from rrscore.simulation import Drive
+    from rrscore.run.scenario import scenario_from_table
+    from rrscore.run.drive import Drive
 
     car = car_config(resistance={"formula": "none", "starting": False})
     route = {"elements": [{"length": "4 km"}],
@@ -193,7 +193,7 @@ def test_degree_of_curve_is_the_chord_definition():
      "route.profile.points[1].vertical_curve_radius", "fit between"),
 ])
 def test_inconsistent_profiles_and_curves_are_config_errors(table, key, words):
-    from rrscore.errors import ConfigError
+    from rrscore.model.errors import ConfigError
 
     with pytest.raises(ConfigError) as err:
         Route.from_config(validate(table, ROUTE_SCHEMA, Context("t")))

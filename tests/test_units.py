@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rrscore.units import UnitError, convert, dimension_name, parse_quantity
+from rrscore.model.units import UnitError, convert, dimension_name, parse_quantity
 
 # Independently known conversion factors, from the definitions of the units.
 MPH = 0.44704  # m/s, exact

@@ -14,7 +14,7 @@ from conftest import VehiclePlugin, make_scenario
 import rrscore
 from rrscore import Drive, Param, PluginError, StateSpec, VehicleModel, load_registry
 from rrscore.compiled import compile_kernel
-from rrscore.vehicle import check_vehicle_type
+from rrscore.model.vehicle import check_vehicle_type
 
 TAU = 40.0  # s, the motor's thermal time constant
 T0, T_LOW, T_HIGH = 20.0, 60.0, 90.0  # degC: at the start, set points before and after 30 s

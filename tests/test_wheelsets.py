@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rrscore.wheelsets import _loaded_rows, loaded_rows_into
+from rrscore.physics.wheelsets import _loaded_rows, loaded_rows_into
 
 
 @settings(max_examples=60, deadline=None)
@@ -43,7 +43,7 @@ def test_rolling_axles_take_spin_and_angle_from_their_bodies_and_others_are_left
                                                                                   every):
     # omega = v / r and phi = phi0 + (x - x0) / r for the axles given (every axle, or
     # some), each from its own vehicle; the other entries as they were
-    from rrscore.wheelsets import fill_rolling
+    from rrscore.physics.wheelsets import fill_rolling
 
     rng = np.random.default_rng(seed)
     nv = max(1, n // 4)

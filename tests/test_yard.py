@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from conftest import CONFIGS, car_config
 
-from rrscore.config import Context
-from rrscore.errors import ConfigError, OutputError
-from rrscore.simulation import LOCK_NAME, prepare_output_dir, release_output_dir
-from rrscore.yard import load_yard, yard_from_table
-from rrscore.yarddrive import drive_yard
-from rrscore.yardrun import YardRun
+from rrscore.model.config import Context
+from rrscore.model.errors import ConfigError, OutputError
+from rrscore.run.drive import LOCK_NAME, prepare_output_dir, release_output_dir
+from rrscore.yard.yard import load_yard, yard_from_table
+from rrscore.yard.yarddrive import drive_yard
+from rrscore.yard.yardrun import YardRun
 
 YARDS = CONFIGS / "yards"
 CAR = "../vehicles/freight_car_4axle.toml"

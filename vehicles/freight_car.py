@@ -3,31 +3,19 @@ a hand brake and wheel chocks that the driver program can set."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from rrscore import Param, VehicleModel, hookimpl
-from rrscore.units import G
+from rrscore import Control, Param, VehicleModel, hookimpl
 
 
-def freight_car_step(t, dt, x, v, f, q_a, q_r):
-    """:meth:`FreightCar.step` vehicle by vehicle, for the compiled loop: the same
-    arithmetic, so the same values to the bit. ``f``: hand brake, chocks, the hand brake's
-    force, the chock's friction, wheel radius and mass (``FreightCar.step_fields``)."""
-    n, k = v.size, q_a.shape[1] - 1
-    idle = True  # nothing applied and nothing left to release: Q_r stays as it is
-    for i in range(n):
-        idle = idle and f[0, i] == 0.0 and f[1, i] == 0.0
-        for j in range(k + 1):
-            idle = idle and q_r[i, j] == 0.0
-    if idle:
-        return 0
-    for i in range(n):
-        torque = min(max(f[0, i], 0.0), 1.0) * f[2, i] * f[4, i]
+def step(t, dt, veh):  # pragma: no cover (compiled)
+    """The hand brake's torque on every axle, and a chock's friction on the body."""
+    k = veh.axles
+    for i in range(veh.count):
+        torque = min(max(veh.hand_brake[i], 0.0), 1.0) * veh.hand_brake_force[i] \
+            * veh.wheel_radius[i]
         for j in range(1, k + 1):
-            q_r[i, j] = torque / k
-        axle_load = f[5, i] * G / k
-        q_r[i, 0] = (1.0 if f[1, i] > 0.0 else 0.0) * f[3, i] * axle_load
-    return 0
+            veh.q_r[i, j] = torque / k
+        axle_load = veh.mass[i] * veh.gravity[i] / k
+        veh.q_r[i, 0] = (1.0 if veh.chocks[i] > 0.0 else 0.0) * veh.chock_friction[i] * axle_load
 
 
 class FreightCar(VehicleModel):
@@ -50,28 +38,10 @@ class FreightCar(VehicleModel):
         "chock_friction": Param(default=0.2, doc="friction of a wheel chock (skid) sliding "
                                 "on the rail, times the load of one axle", min=0.0),
     }
-    controls = {"hand_brake": "hand brake application, 0 (off) .. 1 (on)",
-                "chocks": "wheel chocks under the car: 0 (none) or 1 (one wheelset)"}
-    control_ranges = {"hand_brake": (0.0, 1.0), "chocks": (0.0, 1.0)}
-
-    def setup(self) -> None:
-        self.hand_brake = np.zeros(self.count)
-        self.chocks = np.zeros(self.count)
-
-    def step(self, t: float, dt: float) -> None:
-        # np.count_nonzero, not .any(): a fifth of the cost, at every control step
-        if not (np.count_nonzero(self.hand_brake) or np.count_nonzero(self.chocks)
-                or np.count_nonzero(self.Q_r)):
-            return  # nothing applied and nothing left to release: Q_r stays zero
-        torque = np.clip(self.hand_brake, 0.0, 1.0) * self.p.hand_brake_force * self.wheel_radius
-        self.Q_r[:, 1:] = (torque / self.num_axis)[:, None]
-        axle_load = self.mass * G / self.num_axis
-        self.Q_r[:, 0] = (self.chocks > 0.0) * self.p.chock_friction * axle_load
-
-    # step, compiled and run inside the step loop by the framework
-    step_kernel = staticmethod(freight_car_step)
-    step_fields = ("hand_brake", "chocks", "p.hand_brake_force", "p.chock_friction",
-                   "wheel_radius", "mass")
+    controls = {"hand_brake": Control("hand brake application, 0 (off) .. 1 (on)", 0.0, 1.0),
+                "chocks": Control("wheel chocks under the car: 0 (none) or 1 (one wheelset)",
+                                  0.0, 1.0)}
+    step = staticmethod(step)
 
 
 @hookimpl

@@ -1,26 +1,45 @@
 """LevelLoco: a locomotive driven by speed levels, as a model-railway decoder drives one.
 
-The control ``level`` (0 .. ``levels``) selects a target speed ``level *
-speed_step``. Towards a higher target the drive accelerates at ``acceleration``,
-towards a lower one (and to a stop at level 0) it brakes at ``deceleration``.
-The force is what the vehicle's own inertia (body and rolling wheelsets) plus
-``hauled_mass`` needs for that acceleration, so a lone LevelLoco on level track
-without resistance moves with exactly these constant accelerations: the
-kinematic model of seed 002, which makes it the test vehicle for calibration
-(:mod:`rrscore.calibration`). Within the last control step before the target
-the acceleration is cut to land on the target speed at the end of that step.
+The control ``level`` (0 .. ``levels``) selects a target speed ``level * speed_step``.
+Towards a higher target the drive accelerates at ``acceleration``, towards a lower one
+(and to a stop at level 0) it brakes at ``deceleration``. The force is what the
+vehicle's own inertia (body and rolling wheelsets) plus ``hauled_mass`` needs for that
+acceleration, so a lone LevelLoco on level track without resistance moves with exactly
+these constant accelerations: the kinematic model of seed 002, which makes it the test
+vehicle for calibration (:mod:`rrscore.calibration`). Within the last control step before
+the target the acceleration is cut to land on the target speed at the end of that step.
 
-Traction is a force on the body (``Q_a[:, 0]``) and braking a body resistance
-(``Q_r[:, 0]``), so the wheels never slip and a train at level 0 stands still.
+Traction is a force on the body (``q_a[:, 0]``) and braking a body resistance
+(``q_r[:, 0]``), so the wheels never slip and a train at level 0 stands still.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from rrscore import Control, Param, VehicleModel, hookimpl
 
-import numpy as np
 
-from rrscore import Param, VehicleModel, hookimpl
+def step(t, dt, veh):  # pragma: no cover (compiled)
+    """The force towards the level's speed, at the set acceleration or deceleration."""
+    for i in range(veh.count):
+        level = min(max(float(round(veh.level[i])), 0.0), veh.levels[i])
+        veh.level[i] = level
+        target = level * veh.speed_step[i]
+        accel = min(max((target - veh.v[i]) / dt, -veh.deceleration[i]), veh.acceleration[i])
+        # rolling wheelsets add J/r^2 each to the inertia the drive has to move
+        inertia = veh.mass[i] + veh.axles * veh.wheelset_inertia[i] / veh.wheel_radius[i] ** 2
+        force = (inertia + veh.hauled_mass[i]) * accel
+        veh.q_a[i, 0] = max(force, 0.0)
+        veh.q_r[i, 0] = max(-force, 0.0)
+        veh.target_speed_mps[i] = target
+
+
+def on_input(veh, i, name, value):  # pragma: no cover (compiled)
+    """A level key pressed moves the level by one."""
+    if value != 0.0:
+        if name == "level_up":
+            veh.level[i] += 1.0
+        elif name == "level_down":
+            veh.level[i] -= 1.0
 
 
 class LevelLoco(VehicleModel):
@@ -40,34 +59,12 @@ class LevelLoco(VehicleModel):
     }
     keys = {"level_up": "one level up per press", "level_down": "one level down per press"}
     key_bindings = {"level_up": "w", "level_down": "s"}
-    controls = {"level": "speed level, 0 (stop) .. levels (held until changed)"}
     # The top level is a parameter, so only the bottom is declared here.
-    control_ranges = {"level": (0.0, float("inf"))}
+    controls = {"level": Control("speed level, 0 (stop) .. levels (held until changed)",
+                                 0.0, float("inf"))}
     signals = {"level": "speed level in force", "target_speed_mps": "speed of that level"}
-
-    def __init__(self, vehicles: list[dict[str, Any]], *args: Any, **kwargs: Any) -> None:
-        super().__init__(vehicles, *args, **kwargs)
-        # rolling wheelsets add J/r^2 each to the inertia the drive has to move
-        inertia = np.array([v["wheelset_inertia"] for v in vehicles])
-        self.inertial_mass = self.mass + self.num_axis * inertia / self.wheel_radius ** 2
-
-    def setup(self) -> None:
-        self.level = np.zeros(self.count)
-
-    def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
-        if pressed:
-            self.level[rows] += 1 if key == "level_up" else -1
-
-    def step(self, t: float, dt: float) -> None:
-        p = self.p
-        self.level = np.clip(np.round(self.level), 0, p.levels)
-        target = self.level * p.speed_step
-        accel = np.clip((target - self.v) / dt, -p.deceleration, p.acceleration)
-        force = (self.inertial_mass + p.hauled_mass) * accel
-        self.Q_a[:, 0] = np.maximum(force, 0.0)
-        self.Q_r[:, 0] = np.maximum(-force, 0.0)
-        self.out["level"] = self.level
-        self.out["target_speed_mps"] = target
+    step = staticmethod(step)
+    on_input = staticmethod(on_input)
 
 
 @hookimpl

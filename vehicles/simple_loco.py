@@ -29,133 +29,111 @@ step (on below ``cut_in``, off above ``cut_out``, unchanged in between).
 
 from __future__ import annotations
 
-import numpy as np
-
-from rrscore import Param, StateSpec, VehicleModel, hookimpl
+from rrscore import Control, Param, StateSpec, VehicleModel, hookimpl, law
 
 
-def traction_characteristic(speed, f_max, f_nom, v_nom):
+@law
+def traction_characteristic(speed, f_max, f_nom, v_nom):  # pragma: no cover (compiled)
     """Full-level traction force (N) at ``speed`` (m/s), seed 003's two-part curve."""
-    s = np.abs(speed)
-    line = f_max + (f_nom - f_max) * s / v_nom
-    # The hyperbola only applies from v_nom up, so dividing by at least v_nom changes
-    # nothing it returns and never overflows at a crawl.
-    hyperbola = f_nom * v_nom / np.maximum(s, v_nom)
-    return np.where(s < v_nom, line, hyperbola)
+    s = abs(speed)
+    if s < v_nom:
+        return f_max + (f_nom - f_max) * s / v_nom
+    return f_nom * v_nom / s
 
 
-def dynamic_brake_characteristic(speed, f_max, power, v_fade):
+@law
+def dynamic_brake_characteristic(speed, f_max, power, v_fade):  # pragma: no cover
     """Full-level dynamic brake force (N, a magnitude) at ``speed`` (m/s): the cap
     ``f_max``, the power limit ``power / |v|`` above the corner speed, and a linear fade
     below ``v_fade`` to nothing at standstill."""
-    s = np.abs(speed)
-    by_power = power / np.maximum(s, 1e-300)  # s = 0 is caught by the fade
-    return np.minimum(f_max, by_power) * np.minimum(1.0, s / v_fade)
+    s = abs(speed)
+    if s == 0.0:
+        return 0.0
+    return min(f_max, power / s) * min(1.0, s / v_fade)
 
 
-def _ramp(level, up, down, step):
-    """``level`` moved by ``step`` (per vehicle) where ``up`` is held and back where
-    ``down`` is, kept in [0, 1]; ``level`` itself where neither is (most control steps)."""
-    # np.count_nonzero: a fifth of the cost of .any() on short arrays, at every control step
-    if not (np.count_nonzero(up) or np.count_nonzero(down)):
-        return level
-    return np.clip(level + (up.astype(float) - down) * step, 0.0, 1.0)
+@law
+def ramp(level, up, down, step):  # pragma: no cover (compiled)
+    """``level`` moved by ``step`` where the ``up`` key is held and back where ``down`` is,
+    kept in [0, 1]."""
+    return min(max(level + (up - down) * step, 0.0), 1.0)
 
 
-#: Keys that put the driver's brake valve handle in a position.
-_VALVE_KEYS = {"valve_release": 1.0, "valve_running": 2.0, "valve_lap": 3.0,
-               "valve_service": 4.0, "valve_emergency": 5.0}
-
-
-def main_reservoir_rates(t, v, s, inputs, ds):
-    """d/dt of the main reservoir pressure (row 0 of ``s``): the compressor, while it runs
-    (``inputs`` row 0), fills it through a choke towards its maximum pressure (row 1)
-    with time constant row 2, and it leaks away with time constant row 3. Plain loops:
-    the framework compiles it with numba."""
-    for i in range(v.size):
-        pressure = s[0, i]
-        charge = inputs[0, i] * (inputs[1, i] - pressure) / inputs[2, i]
-        ds[0, i] = charge - pressure / inputs[3, i]
-
-
-# The rows of simple_loco_step's fields (SimpleLoco.step_fields, in this order).
-(_TRACTION, _BRAKE, _DYNAMIC, _RELEASING, _COMPRESSOR, _F_MAX, _F_NOM, _V_NOM, _BRAKE_FORCE,
- _BRAKE_RATE, _DB_FORCE, _DB_POWER, _DB_FADE, _CUT_IN, _CUT_OUT, _RADIUS, _RESERVOIR,
- _OUT_FORCE, _OUT_DB_FORCE, _OUT_DB_POWER, _OUT_LEVEL, _OUT_COMPRESSOR) = range(22)
-
-
-def simple_loco_step(t, dt, x, v, f, q_a, q_r):
-    """:meth:`SimpleLoco.step` where no key is held, vehicle by vehicle, for the compiled
-    loop: the same arithmetic in the same order, so the same values to the bit. Plain
-    loops: the framework compiles it with numba."""
-    n, k = v.size, q_a.shape[1] - 1
-    releasing = False  # the brake level falls (the brake key let go): step's _ramps
-    dynamic = False  # the dynamic brake is set on some vehicle: step's other branch
-    for i in range(n):
-        releasing = releasing or f[_RELEASING, i] != 0.0
-        dynamic = dynamic or f[_DYNAMIC, i] != 0.0
-    for i in range(n):
-        if releasing:
-            level = f[_BRAKE, i] + (0.0 - f[_RELEASING, i]) * (f[_BRAKE_RATE, i] * dt)
-            f[_BRAKE, i] = min(max(level, 0.0), 1.0)
-        s = abs(v[i])
-        f_max, f_nom, v_nom = f[_F_MAX, i], f[_F_NOM, i], f[_V_NOM, i]
-        if s < v_nom:
-            full = f_max + (f_nom - f_max) * s / v_nom
-        else:
-            full = f_nom * v_nom / max(s, v_nom)
-        force = f[_TRACTION, i] * full
-        db = 0.0
-        drive = force
-        if dynamic:
-            if f[_DYNAMIC, i] > 0.0:
-                force = 0.0
-            by_power = f[_DB_POWER, i] / max(s, 1e-300)
-            db = f[_DYNAMIC, i] * (min(f[_DB_FORCE, i], by_power) * min(1.0, s / f[_DB_FADE, i]))
-            sign = 1.0 if v[i] > 0.0 else (-1.0 if v[i] < 0.0 else 0.0)
-            drive = force - sign * db
-        torque = drive * f[_RADIUS, i] / k
-        brake = f[_BRAKE, i] * f[_BRAKE_FORCE, i] * f[_RADIUS, i] / k
+def step(t, dt, veh):  # pragma: no cover (compiled)
+    """The control step: the levels the keys move, traction or the dynamic brake, the
+    straight brake, sanding, the compressor's governor."""
+    for i in range(veh.count):
+        veh.traction_level[i] = ramp(veh.traction_level[i], veh.traction_up[i],
+                                     veh.traction_down[i], veh.traction_rate[i] * dt)
+        veh.brake_level[i] = ramp(veh.brake_level[i], veh.brake[i], veh.releasing[i],
+                                  veh.brake_rate[i] * dt)
+        veh.independent_brake[i] = ramp(veh.independent_brake[i], veh.independent_up[i],
+                                        veh.independent_down[i], veh.brake_rate[i] * dt)
+        veh.dynamic_brake_level[i] = ramp(veh.dynamic_brake_level[i],
+                                          veh.dynamic_brake_up[i], veh.dynamic_brake_down[i],
+                                          veh.dynamic_brake_rate[i] * dt)
+        v = veh.v[i]
+        force = veh.traction_level[i] * traction_characteristic(v, veh.F_max[i], veh.F_nom[i],
+                                                                veh.V_nom[i])
+        dyn = 0.0
+        if veh.dynamic_brake_level[i] > 0.0:  # the motors generate: no traction
+            force = 0.0
+            dyn = veh.dynamic_brake_level[i] * dynamic_brake_characteristic(
+                v, veh.dynamic_brake_force[i], veh.dynamic_brake_power[i],
+                veh.dynamic_brake_fade_speed[i])
+        drive = force - (1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)) * dyn
+        k = veh.axles
         for j in range(1, k + 1):
-            q_a[i, j] = torque
-            q_r[i, j] = brake
-        pressure = f[_RESERVOIR, i]
-        if pressure < f[_CUT_IN, i]:
-            f[_COMPRESSOR, i] = 1.0
-        elif pressure > f[_CUT_OUT, i]:
-            f[_COMPRESSOR, i] = 0.0
-        f[_OUT_FORCE, i] = force
-        f[_OUT_DB_FORCE, i] = db
-        f[_OUT_DB_POWER, i] = db * s
-        f[_OUT_LEVEL, i] = f[_TRACTION, i]
-        f[_OUT_COMPRESSOR, i] = f[_COMPRESSOR, i]
-    return 0
+            veh.q_a[i, j] = drive * veh.wheel_radius[i] / k
+            veh.q_r[i, j] = veh.brake_level[i] * veh.brake_force[i] * veh.wheel_radius[i] / k
+            veh.adhesion[i, j - 1] = veh.sand_factor[i] if veh.sand[i] != 0.0 else 1.0
+        pressure = veh.main_reservoir[i]
+        if pressure < veh.cut_in[i]:
+            veh.compressor_on[i] = 1.0
+        elif pressure > veh.cut_out[i]:
+            veh.compressor_on[i] = 0.0
+        veh.traction_force_N[i] = force
+        veh.dynamic_brake_force_N[i] = dyn
+        veh.dynamic_brake_power_W[i] = dyn * abs(v)
 
 
-def simple_loco_control(control, value, f):
-    """:meth:`SimpleLoco.set_control` on every vehicle, for the compiled loop: ``control``
-    indexes ``SimpleLoco.controls``. The brake valve and the independent brake are not
-    among ``step_fields``: declined (1), Python sets them. Plain code: the framework
-    compiles it with numba."""
-    n = f.shape[1]
-    if control == 0:  # traction_level
-        for i in range(n):
-            f[_TRACTION, i] = value
-    elif control == 1:  # brake_level: a set level holds until changed
-        for i in range(n):
-            f[_BRAKE, i] = value
-            f[_RELEASING, i] = 0.0
-    elif control == 2:  # dynamic_brake_level
-        for i in range(n):
-            f[_DYNAMIC, i] = value
-    else:
-        return 1
-    return 0
+def rates(t, veh, s, ds):  # pragma: no cover (compiled)
+    """The main reservoir: the compressor, while it runs, fills it through a choke towards
+    its maximum pressure; it leaks away."""
+    for i in range(veh.count):
+        p = s.main_reservoir[i]
+        charge = veh.compressor_on[i] * (veh.compressor_max[i] - p) / veh.compressor_tau[i]
+        ds.main_reservoir[i] = charge - p / veh.leak_tau[i]
+
+
+def on_input(veh, i, name, value):  # pragma: no cover (compiled)
+    """The brake key: held, the level rises; let go, it falls. A brake level set holds.
+    The valve keys put the driver's brake valve handle in a position."""
+    if name == "brake":
+        veh.releasing[i] = 1.0 - value
+    elif name == "brake_level":
+        veh.releasing[i] = 0.0
+    elif value != 0.0:
+        if name == "valve_release":
+            veh.brake_valve[i] = 1.0
+        elif name == "valve_running":
+            veh.brake_valve[i] = 2.0
+        elif name == "valve_lap":
+            veh.brake_valve[i] = 3.0
+        elif name == "valve_service":
+            veh.brake_valve[i] = 4.0
+        elif name == "valve_emergency":
+            veh.brake_valve[i] = 5.0
+
+
+def initial(veh, s):
+    """The main reservoir at its initial pressure."""
+    s.main_reservoir[:] = veh.reservoir_initial
 
 
 class SimpleLoco(VehicleModel):
-    """Locomotive with the seed-003 traction characteristic, a straight brake and a main
-    reservoir with a governed compressor."""
+    """Locomotive with the seed-003 traction characteristic, a straight brake, a dynamic
+    brake and a main reservoir with a governed compressor."""
 
     type_name = "simple_loco"
     description = "RRS tutorial locomotive: linear + constant-power traction, key-driven"
@@ -208,111 +186,29 @@ class SimpleLoco(VehicleModel):
                     "dynamic_brake_up": "e", "dynamic_brake_down": "x", "valve_release": "1",
                     "valve_running": "2", "valve_lap": "3", "valve_service": "4",
                     "valve_emergency": "5", "independent_up": "i", "independent_down": "k"}
-    controls = {"traction_level": "traction level, 0..1 (held until changed)",
-                "brake_level": "brake level, 0..1 (held until changed)",
-                "dynamic_brake_level": "dynamic brake level, 0..1 (held until changed; "
-                                       "above 0 it cuts traction)",
-                "brake_valve": "driver's brake valve handle: 1 release and charging, "
+    controls = {
+        "traction_level": Control("traction level, 0..1 (held until changed)", 0.0, 1.0),
+        "brake_level": Control("brake level, 0..1 (held until changed)", 0.0, 1.0),
+        "dynamic_brake_level": Control("dynamic brake level, 0..1 (held until changed; above "
+                                       "0 it cuts traction)", 0.0, 1.0),
+        "brake_valve": Control("driver's brake valve handle: 1 release and charging, "
                                "2 running, 3 lap, 4 service, 5 emergency (with an air brake "
-                               "whose [vehicle.brake] has driver_valve = true)",
-                "independent_brake": "independent (locomotive air) brake, 0..1 (with "
-                                     "[vehicle.brake] independent = true)"}
-    control_ranges = {"traction_level": (0.0, 1.0), "brake_level": (0.0, 1.0),
-                      "dynamic_brake_level": (0.0, 1.0), "brake_valve": (1.0, 5.0),
-                      "independent_brake": (0.0, 1.0)}
+                               "whose [vehicle.brake] has driver_valve = true)", 1.0, 5.0,
+                               initial=2.0),
+        "independent_brake": Control("independent (locomotive air) brake, 0..1 (with "
+                                     "[vehicle.brake] independent = true)", 0.0, 1.0),
+    }
+    fields = {"releasing": "1 while the brake level falls (the brake key let go)",
+              "compressor_on": "1 while the compressor runs"}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
                "compressor_on": "1 while the compressor runs",
                "dynamic_brake_force_N": "dynamic brake force (a magnitude, against the motion)",
                "dynamic_brake_power_W": "power the dynamic brake takes from the train"}
     states = {"main_reservoir": StateSpec("Pa", "main reservoir pressure, gauge", atol=1.0)}
-
-    def setup(self) -> None:
-        self.traction_level = np.zeros(self.count)
-        self.brake_level = np.zeros(self.count)
-        self.dynamic_brake_level = np.zeros(self.count)
-        self.releasing = np.zeros(self.count, dtype=bool)  # brake key let go: level falls
-        self.compressor_on = np.zeros(self.count)
-        self.brake_valve = np.full(self.count, 2.0)  # running
-        self.independent_brake = np.zeros(self.count)
-
-    def initial_state(self) -> dict[str, np.ndarray]:
-        return {"main_reservoir": np.array(self.p.reservoir_initial, dtype=float)}
-
-    def on_key(self, key: str, rows: np.ndarray, pressed: bool) -> None:
-        if key == "brake":
-            self.releasing[rows] = not pressed
-        elif key in _VALVE_KEYS and pressed:
-            self.brake_valve[rows] = _VALVE_KEYS[key]
-
-    def set_control(self, name: str, rows: np.ndarray, value: float) -> None:
-        super().set_control(name, rows, value)
-        if name == "brake_level":
-            self.releasing[rows] = False  # a set level holds until changed
-
-    def step(self, t: float, dt: float) -> None:
-        p = self.p
-        keys = self.any_key_down()
-        if keys or np.count_nonzero(self.releasing):  # most control steps: no key held
-            self._ramps(dt)
-
-        force = self.traction_level * traction_characteristic(self.v, p.F_max, p.F_nom,
-                                                              p.V_nom)
-        if np.count_nonzero(self.dynamic_brake_level):
-            braking = self.dynamic_brake_level > 0.0  # the motors generate: no traction
-            force = np.where(braking, 0.0, force)
-            dyn = self.dynamic_brake_level * dynamic_brake_characteristic(
-                self.v, p.dynamic_brake_force, p.dynamic_brake_power,
-                p.dynamic_brake_fade_speed)
-            drive = force - np.sign(self.v) * dyn  # the dynamic brake opposes the motion
-        else:
-            dyn, drive = np.zeros(self.count), force
-        self.Q_a[:, 1:] = (drive * self.wheel_radius / self.num_axis)[:, None]
-        self.Q_r[:, 1:] = (self.brake_level * p.brake_force * self.wheel_radius
-                           / self.num_axis)[:, None]
-        if keys:
-            sanding = self.key_down("sand")[:, None]
-            self.adhesion_factor[:] = np.where(sanding, p.sand_factor[:, None], 1.0)
-        else:
-            self.adhesion_factor[:] = 1.0
-
-        pressure = self.state.main_reservoir
-        self.compressor_on = np.where(pressure < p.cut_in, 1.0,
-                                      np.where(pressure > p.cut_out, 0.0, self.compressor_on))
-        self.out["traction_force_N"] = force
-        self.out["dynamic_brake_force_N"] = dyn
-        self.out["dynamic_brake_power_W"] = dyn * np.abs(self.v)
-        self.out["traction_level"] = self.traction_level
-        self.out["compressor_on"] = self.compressor_on
-
-    def _ramps(self, dt: float) -> None:
-        """Move the levels the keys hold up or down (the brake level also falls while
-        ``releasing``)."""
-        p = self.p
-        self.traction_level = _ramp(self.traction_level, self.key_down("traction_up"),
-                                    self.key_down("traction_down"), p.traction_rate * dt)
-        self.brake_level = _ramp(self.brake_level, self.key_down("brake"), self.releasing,
-                                 p.brake_rate * dt)
-        self.independent_brake = _ramp(self.independent_brake,
-                                       self.key_down("independent_up"),
-                                       self.key_down("independent_down"), p.brake_rate * dt)
-        self.dynamic_brake_level = _ramp(self.dynamic_brake_level,
-                                         self.key_down("dynamic_brake_up"),
-                                         self.key_down("dynamic_brake_down"),
-                                         p.dynamic_brake_rate * dt)
-
-    # the main reservoir's rate, compiled by the framework (see main_reservoir_rates)
-    state_rates = staticmethod(main_reservoir_rates)
-    rates_inputs = ("compressor_on", "p.compressor_max", "p.compressor_tau", "p.leak_tau")
-    # step where no key is held, compiled and run inside the step loop by the framework
-    step_kernel = staticmethod(simple_loco_step)
-    step_fields = ("traction_level", "brake_level", "dynamic_brake_level", "releasing",
-                   "compressor_on", "p.F_max", "p.F_nom", "p.V_nom", "p.brake_force",
-                   "p.brake_rate", "p.dynamic_brake_force", "p.dynamic_brake_power",
-                   "p.dynamic_brake_fade_speed", "p.cut_in", "p.cut_out", "wheel_radius",
-                   "state.main_reservoir", "out.traction_force_N", "out.dynamic_brake_force_N",
-                   "out.dynamic_brake_power_W", "out.traction_level", "out.compressor_on")
-    # set_control for the built-in driver's decisions inside the step loop
-    control_kernel = staticmethod(simple_loco_control)
+    step = staticmethod(step)
+    rates = staticmethod(rates)
+    on_input = staticmethod(on_input)
+    initial = staticmethod(initial)
 
 
 @hookimpl

@@ -29,10 +29,10 @@ from typing import Any
 import numpy as np
 from scipy.optimize import least_squares
 
-from ..config import lookup_path
-from ..errors import RrsError
-from ..scenario import Scenario
-from ..simulation import Drive
+from ..model.config import lookup_path
+from ..model.errors import RrsError
+from ..run.run.drive import Drive
+from ..run.run.scenario import Scenario
 from .sensors import LogError, RecordedDrive, SensorLayout, crossings, read_log
 
 

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import tomli_w
 
-from ..config import load_toml
-from ..errors import RrsError
+from ..model.config import load_toml
+from ..model.errors import RrsError
 from .estimation import Calibration, stop_decel
 from .kinematics import stopping
 from .sensors import Command, SensorLayout

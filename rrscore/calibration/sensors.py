@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline
 
-from ..config import Context, Include, include, load_toml
-from ..errors import RrsError
-from ..track import ROUTE_SCHEMA
+from ..model.config import Context, Include, include, load_toml
+from ..model.errors import RrsError
+from ..model.track import ROUTE_SCHEMA
 
 COLUMNS = ("run", "kind", "sensor", "time_s", "level", "position_m")
 KINDS = ("hit", "command", "stop")

@@ -5,7 +5,8 @@ A plugin writes each function once, on a named tuple of arrays (its record, see
 plugins through functions of fixed signatures (first-class function values): an
 *adapter*, generated for each plugin class, takes the record's buffer and layout,
 unpacks the named tuple (views, no copies) and calls the plugin's function. The
-adapter's source is written to rrscore's cache directory and imported from there, so
+adapter's source is written to rrscore's cache directory (:func:`rrscore.jit.cache_dir`)
+and imported from there, so
 numba caches it on disk like any module; its name carries a hash of the plugin's source,
 so an edited plugin gets a new one.
 
@@ -17,20 +18,19 @@ numpy views: slower, and just as correct. :class:`Adapter` says which, and why.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import inspect
-import os
-import sys
-import tempfile
 import textwrap
 import warnings
+from collections import namedtuple
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+import numba
+import numpy as np
 from numba import njit, types
+from numba.experimental import structref
 
-from ..jit import UNCOMPILED
+from ..jit import UNCOMPILED, load_generated
 
 #: The adapters' signatures: a vehicle type's control step ``(t, dt, buf, lay)``, its
 #: states' rates ``(t, buf, lay, s, ds)``, an input ``(buf, lay, vehicle, which, value)``
@@ -63,26 +63,6 @@ class Adapter:
         return self
 
 
-def cache_dir() -> Path:
-    """Where generated adapters are written (``RRS_CACHE_DIR``, else the user's cache)."""
-    base = os.environ.get("RRS_CACHE_DIR")
-    candidates = [Path(base)] if base else []
-    candidates.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                      / "rrscore" / "adapters")
-    candidates.append(Path(tempfile.gettempdir()) / f"rrscore-{os.getuid()}" / "adapters")
-    for path in candidates:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-            probe = path / ".write-test"
-            probe.write_text("")
-            probe.unlink()
-            return path
-        except OSError:
-            continue
-    raise OSError("no writable directory for rrscore's generated adapters "
-                  "(set RRS_CACHE_DIR)")
-
-
 def _source_of(fn: Any) -> str:
     try:
         return inspect.getsource(fn)
@@ -113,29 +93,6 @@ def states_source(count: int) -> str:
     return f"def states(z):\n    return States({rows})\n\n\n"
 
 
-def _load(name: str, source: str, functions: dict[str, Any]) -> Any:
-    """``source`` written to the cache directory as module ``name`` and imported, with
-    ``functions`` (the plugin's) in its namespace before it runs."""
-    if name in sys.modules:
-        return sys.modules[name]
-    path = cache_dir() / f"{name}.py"
-    if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(functions)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return module
-
-
 def _module_name(kind: str, cls: type, parts: list[str]) -> str:
     digest = hashlib.sha256("\0".join([str(TEMPLATE_VERSION), cls.__module__,
                                        cls.__qualname__, *parts]).encode()).hexdigest()
@@ -149,7 +106,7 @@ def _compile(name: str, header: str, compiled: str, fallback: str,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _load(name, header + compiled, functions), None
+            return load_generated(name, header + compiled, functions), None
     except Exception as exc:  # numba's typing errors, and whatever else it raises
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         reason = f"{type(exc).__name__}: {lines[0] if lines else ''}"
@@ -158,7 +115,7 @@ def _compile(name: str, header: str, compiled: str, fallback: str,
                                 "No implementation", "Cannot determine", "Invalid use")):
                 reason = f"{type(exc).__name__}: {line}"
                 break
-    return _load(name + "_py", header + fallback, functions), reason
+    return load_generated(name + "_py", header + fallback, functions), reason
 
 
 HEADER = """\
@@ -208,12 +165,14 @@ def vehicle_adapters(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
                            digest=digest.hexdigest()[:16], states=tuple(cls.states))
     header += unpack_source(fields, ints, rows, tables) + "\n\n"
     header += states_source(len(cls.states))
+    header += f"INPUTS = {tuple(inputs)!r}\n\n\n"
     assign = ["    veh = unpack(buf, lay)"]
     for k, name in enumerate(inputs):
         test = "if" if k == 0 else "elif"
         assign.append(f"    {test} which == {k}:\n        veh.{name}[i] = value")
-        if cls.on_input is not None:
-            assign.append(f"        _on_input(veh, i, {name!r}, value)")
+    if cls.on_input is not None and inputs:
+        # the name by a runtime index: one compiled on_input, not one per name
+        assign.append("    _on_input(veh, i, INPUTS[which], value)")
     input_body = "\n".join(assign) + "\n    return 0\n"
     step_line = "    _step(t, dt, unpack(buf, lay))\n    return 0\n"
     rates_line = ("    _rates(t, unpack(buf, lay), states(s), states(ds))\n    return 0\n"
@@ -349,3 +308,84 @@ def no_force(d, d_dot, buf, lay, z, dz, out):  # pragma: no cover (compiled)
     for i in range(out.size):
         out[i] = 0.0
     return 0
+
+
+#: The built-in driver's run state, one record: the integral term, the last command
+#: (traction above zero, brake below), stopped at the stop point (1/0), the next decision's
+#: time, the target speed, coasting (1/0), and whether it drives (1/0: switched on).
+DRIVER_STATE = np.dtype([("integral", "f8"), ("command", "f8"), ("stopped", "f8"),
+                         ("next", "f8"), ("target", "f8"), ("coasting", "f8"), ("on", "f8")])
+#: Its settings, one record: the decision interval, the margin below the limits, the
+#: planned deceleration, the cruising speed, the stop position (NaN: none), the stop
+#: tolerance.
+DRIVER_PARAMS = np.dtype([("interval", "f8"), ("margin", "f8"), ("decel", "f8"),
+                          ("cruise", "f8"), ("stop_at", "f8"), ("tolerance", "f8")])
+_STATE = numba.from_dtype(DRIVER_STATE)
+_PARAMS = numba.from_dtype(DRIVER_PARAMS)
+#: The signature of a built-in driver's decision, as the event loop calls it
+#: (:func:`rrscore.driving.autodriver.decide`): ``(t, front, rear, speed, on_time, state,
+#: params, sections) -> changed``.
+DECIDE = numba.types.int64(*(numba.types.float64,) * 5, numba.types.Array(_STATE, 1, "C"),
+                           numba.types.Array(_PARAMS, 1, "C"), numba.types.float64[:, ::1])
+
+
+@njit(DECIDE, cache=True)
+def no_driver(t, front, rear, speed, on_time, state, params,
+              sections):  # pragma: no cover (compiled)
+    """No built-in driver: nothing decided."""
+    return 0
+
+
+#: How many vehicle types and coupler models a train may have: the loop's tables of
+#: plugin functions have these fixed lengths.
+MAX_TYPES = 8
+MAX_GROUPS = 4
+
+if UNCOMPILED:
+    #: The plugin functions of a train: its vehicle types' control steps, states' rates and
+    #: inputs, its coupler groups' force laws (tuples, padded with the no-op functions).
+    Functions = namedtuple("Functions", ["steps", "rates", "inputs", "forces", "driver"])
+
+    def function_table(steps: tuple, rates: tuple, inputs: tuple, forces: tuple,
+                       driver: Any = no_driver) -> Any:
+        """The plugin functions of a train and its built-in driver (:data:`Functions`)."""
+        return Functions(steps, rates, inputs, forces, driver)
+else:
+    @structref.register
+    class _FunctionsType(types.StructRef):
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+    class Functions(structref.StructRefProxy):
+        """The plugin functions of a train: its vehicle types' control steps, states' rates
+        and inputs, its coupler groups' force laws. A struct, not a tuple: numba types an
+        argument holding function values slowly (milliseconds, at every call from Python),
+        a struct at once. Shared, never copied: a run's snapshot keeps it as is."""
+
+        def __deepcopy__(self, memo: dict) -> Functions:
+            return self
+
+    structref.define_proxy(Functions, _FunctionsType,
+                           ["steps", "rates", "inputs", "forces", "driver"])
+    _TABLE = _FunctionsType([
+        ("steps", types.UniTuple(types.FunctionType(STEP), MAX_TYPES)),
+        ("rates", types.UniTuple(types.FunctionType(RATES), MAX_TYPES)),
+        ("inputs", types.UniTuple(types.FunctionType(INPUT), MAX_TYPES)),
+        ("forces", types.UniTuple(types.FunctionType(FORCE), MAX_GROUPS)),
+        ("driver", types.FunctionType(DECIDE))])
+
+    @njit(_TABLE(*(_TABLE.field_dict[f] for f in ("steps", "rates", "inputs", "forces",
+                                                    "driver"))), cache=True)
+    def _make_table(steps, rates, inputs, forces, driver):  # pragma: no cover (compiled)
+        table = structref.new(_TABLE)
+        table.steps = steps
+        table.rates = rates
+        table.inputs = inputs
+        table.forces = forces
+        table.driver = driver
+        return table
+
+    def function_table(steps: tuple, rates: tuple, inputs: tuple, forces: tuple,
+                       driver: Any = no_driver) -> Any:
+        """The plugin functions of a train and its built-in driver (:class:`Functions`)."""
+        return _make_table(steps, rates, inputs, forces, driver)

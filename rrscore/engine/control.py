@@ -7,7 +7,8 @@ train frame, brakes as magnitudes, the rail factor as the rail condition times t
 plugin's factor. The sums the bodies need (each vehicle's force and resistance through
 its rolling axles, its effective mass) follow, and the loaded axles (those an axle's
 slip margin is watched for). The run calls these from Python; the event loop, where it
-takes the control steps itself, from compiled code: the same functions.
+takes the control steps itself, from compiled code (:func:`train_control`): the same
+functions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import numpy as np
 
 from ..jit import kernel
 from ..physics.bodies import hold_directions, hold_friction
-from .multibody import LOADED, RIGID, SLIPPING, event_layout
+from . import system
+from .loop import CHANGED, HAND_BACK, KEPT
+from .multibody import LOADED, RIGID, SLIPPING, MultiBody, event_layout
 
 #: What the plugins set, placed: per vehicle the body force (train frame) and resistance;
 #: per axle the plugins' own brake torque and the air brake's.
@@ -42,13 +45,13 @@ def read_in(sys, b, y):  # pragma: no cover (compiled)
 
 
 @kernel
-def step_plugins(sys, t, dt, y):  # pragma: no cover (compiled)
+def step_plugins(sys, fns, t, dt, y):  # pragma: no cover (compiled)
     """Every vehicle type's control step (its record read in first)."""
     p = sys.plugins
-    for b in range(len(p.steps)):
+    for b in range(p.count.size):
         if p.count[b] > 0:
             read_in(sys, b, y)
-            p.steps[b](t, dt, p.bufs[b], p.lays[b])
+            fns.steps[b](t, dt, p.bufs[b], p.lays[b])
 
 
 @kernel
@@ -57,7 +60,7 @@ def outputs_problem(sys):  # pragma: no cover (compiled)
     ``q_r`` is negative (resistances are magnitudes): ``(type, what)``, ``what`` 1 for not
     finite and 2 for negative; ``(-1, 0)`` where all are fine."""
     p = sys.plugins
-    for b in range(len(p.steps)):
+    for b in range(p.count.size):
         n, k = p.count[b], p.axles[b]
         buf = p.bufs[b]
         for r in range(n * (k + 1)):
@@ -78,7 +81,7 @@ def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
     loaded axles listed; returns whether anything changed (the loop then restarts)."""
     p, ax = sys.plugins, sys.axles
     changed = False
-    for b in range(len(p.steps)):
+    for b in range(p.count.size):
         n, k, first, buf = p.count[b], p.axles[b], p.first[b], p.bufs[b]
         for j in range(n):
             i, sign = p.index[first + j], p.sign[first + j]
@@ -160,3 +163,83 @@ def hold_masses(sys):  # pragma: no cover (compiled)
             held.mass[ax.vehicle[a]] += ax.mass_equiv[a]
     for i in range(held.mass.size):
         held.inv_mass[i] = 1.0 / held.mass[i]
+
+
+#: What the loop's control step watches, one record: the front's limit (a stop position,
+#: the route's end, a driver's action due at a position), the lead's start position, the
+#: largest distance (0: none), the speed below which a vehicle stands, whether standstill
+#: stops the run (1/0), whether the train has moved (1/0, updated), the speeds at which a
+#: driver's action is due (above, below), the lead's half length, and which vehicle type's
+#: control step set outputs it may not (its index + 1; 0: none).
+WATCH = np.dtype([("front_limit", "f8"), ("x0", "f8"), ("max_distance", "f8"),
+                  ("standstill_speed", "f8"), ("standstill", "f8"), ("moved", "f8"),
+                  ("above", "f8"), ("below", "f8"), ("half0", "f8"), ("failed", "f8")])
+
+#: The control step's own data: the watch (:data:`WATCH`), what the plugins set as placed
+#: (:data:`Inputs`), the built-in driver's state, settings and the route's sections.
+Control = namedtuple("Control", ["watch", "inputs", "driver_state", "driver_params",
+                                 "sections"])
+
+
+@kernel
+def due(sys, watch, y):  # pragma: no cover (compiled)
+    """Whether a stop condition or a driver's action may be due at the state ``y``: the
+    loop then hands the control time to Python. Marks the train as moved."""
+    lay = sys.lay
+    w = watch[0]
+    top = 0.0
+    for i in range(lay.n):
+        top = max(top, abs(y[lay.sv + i]))
+    if top > w.standstill_speed:
+        w.moved = 1.0
+    front = y[lay.sx] + w.half0
+    lead = abs(y[lay.sv])
+    if front >= w.front_limit or lead >= w.above or lead <= w.below:
+        return True
+    if w.max_distance > 0.0 and abs(y[lay.sx] - w.x0) >= w.max_distance:
+        return True
+    return w.standstill != 0.0 and w.moved != 0.0 and top <= w.standstill_speed
+
+
+@kernel
+def set_levels(sys, fns, command):  # pragma: no cover (compiled)
+    """The built-in driver's command set on every vehicle that takes it: traction above
+    zero, brake below (through each type's inputs, as a driver program's ``set``)."""
+    p = sys.plugins
+    traction = 0.0 if 0.0 > command else command
+    brake = 0.0 if 0.0 > -command else -command
+    for b in range(p.count.size):
+        for which, level in ((p.traction[b], traction), (p.brake[b], brake)):
+            if which < 0:
+                continue
+            for i in range(p.count[b]):
+                fns.inputs[b](p.bufs[b], p.lays[b], i, which, level)
+
+
+@kernel
+def train_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
+    """The control step at ``t`` as the loop takes it: handed back where a stop condition
+    or a driver's action may be due; else the built-in driver's decision, every plugin's
+    control step and their inputs placed, as the run's own control step does. A plugin
+    that sets outputs it may not is marked (``watch.failed``) and the time handed back."""
+    c = sys.control
+    if due(sys, c.watch, y):
+        return HAND_BACK
+    lay = sys.lay
+    n = lay.n
+    front = y[lay.sx] + c.watch[0].half0
+    rear = y[lay.sx + n - 1] - sys.bodies.half[n - 1]
+    acted = fns.driver(t, front, rear, y[lay.sv], np.inf, c.driver_state, c.driver_params,
+                       c.sections) != 0
+    if acted:
+        set_levels(sys, fns, c.driver_state[0].command)
+    step_plugins(sys, fns, t, st.control_dt, y)
+    b, _ = outputs_problem(sys)
+    if b >= 0:
+        c.watch[0].failed = b + 1.0
+        return HAND_BACK
+    changed = place_inputs(sys, c.inputs, y)
+    return CHANGED if changed or acted else KEPT
+
+
+system.control.register(MultiBody, train_control)

@@ -146,7 +146,7 @@ def any_crossed(kinds, g0, g1, m, actions_only):  # pragma: no cover (compiled)
 
 
 @kernel
-def events_at(system, tab, t, seg, w, out):  # pragma: no cover (compiled)
+def events_at(system, fns, tab, t, seg, w, out):  # pragma: no cover (compiled)
     """The event values at ``t`` within ``seg`` into ``out``: the state on the dense output
     (its ``live`` entries, what event functions read), its derivative linear between the
     segment's ends (as the accelerations a slip margin reads)."""
@@ -159,11 +159,11 @@ def events_at(system, tab, t, seg, w, out):  # pragma: no cover (compiled)
         a, b, out_f = seg.f0[lo:hi], seg.f1[lo:hi], f[lo:hi]
         for c in range(hi - lo):
             out_f[c] = (1.0 - frac) * a[c] + frac * b[c]
-    return events(system, t, w.stage, f, out)
+    return events(system, fns, t, w.stage, f, out)
 
 
 @kernel
-def illinois(system, tab, seg, w, j, lo, hi, g_lo, g_hi):  # pragma: no cover (compiled)
+def illinois(system, fns, tab, seg, w, j, lo, hi, g_lo, g_hi):  # pragma: no cover (compiled)
     """The bracket ``(lo, hi)`` around the sign change of entry ``j`` shrunk by the
     Illinois method (regula falsi whose end kept twice running has its value halved)
     until it is :data:`EVENT_RTOL` of the step."""
@@ -176,7 +176,7 @@ def illinois(system, tab, seg, w, j, lo, hi, g_lo, g_hi):  # pragma: no cover (c
         c = hi - g_hi * (hi - lo) / (g_hi - g_lo)
         if not lo < c < hi:
             c = 0.5 * (lo + hi)
-        events_at(system, tab, c, seg, w, w.g2)
+        events_at(system, fns, tab, c, seg, w, w.g2)
         gc = w.g2[j]
         if (gc > 0.0) == sign0 and gc != 0.0:  # not crossed yet: the root is in (c, hi]
             lo, g_lo = c, gc
@@ -192,7 +192,7 @@ def illinois(system, tab, seg, w, j, lo, hi, g_lo, g_hi):  # pragma: no cover (c
 
 
 @kernel
-def locate(system, tab, seg, w, m):  # pragma: no cover (compiled)
+def locate(system, fns, tab, seg, w, m):  # pragma: no cover (compiled)
     """The earliest crossing in ``seg`` among the entries that crossed (``w.g0`` before,
     ``w.g1`` after): ``(t, entry)``, ``t`` the upper end of the final bracket (the crossing
     has happened there). The entry with the earliest linear estimate is refined first; if
@@ -206,10 +206,10 @@ def locate(system, tab, seg, w, m):  # pragma: no cover (compiled)
                 best, j = est, i
     lo, hi, g_hi = seg.t0, seg.t1, w.g1[j]
     for _ in range(4):  # rarely more than one round
-        lo, hi = illinois(system, tab, seg, w, j, lo, hi, w.g0[j], g_hi)
+        lo, hi = illinois(system, fns, tab, seg, w, j, lo, hi, w.g0[j], g_hi)
         if lo <= seg.t0:
             break
-        events_at(system, tab, lo, seg, w, w.g2)
+        events_at(system, fns, tab, lo, seg, w, w.g2)
         earlier = -1
         for i in range(m):
             if earlier < 0 and crossed(kinds[i], w.g0[i], w.g1[i]) \
@@ -223,13 +223,13 @@ def locate(system, tab, seg, w, m):  # pragma: no cover (compiled)
 
 
 @kernel
-def settle(system, seg, w, m, j, near_start, st):  # pragma: no cover (compiled)
+def settle(system, fns, seg, w, m, j, near_start, st):  # pragma: no cover (compiled)
     """After a step that ended on crossings (or stands over kinks): which entries happened
     at its end. Kinks are counted (``st.kinks``); those on their surface but not through
     it are marked in ``w.landed``, to be taken as beyond it. The action entries go to
     ``w.hits`` (their count is returned). ``w.g0`` becomes the values at the new state."""
     kinds = system.ev_kind
-    m_now = events(system, seg.t1, seg.y1, seg.f1, w.g2)
+    m_now = events(system, fns, seg.t1, seg.y1, seg.f1, w.g2)
     n = 0
     for i in range(m):
         if not crossed(kinds[i], w.g0[i], w.g1[i]):
@@ -266,11 +266,11 @@ def put_beyond(w, st, m):  # pragma: no cover (compiled)
 
 
 @kernel
-def hits_at_start(system, t, y, f, w, m, j):  # pragma: no cover (compiled)
+def hits_at_start(system, fns, t, y, f, w, m, j):  # pragma: no cover (compiled)
     """The action entries that happen at the step's start itself: ``j`` (located there)
     and those on their surface there."""
     kinds = system.ev_kind
-    events(system, t, y, f, w.g2)
+    events(system, fns, t, y, f, w.g2)
     w.hits[0] = j
     n = 1
     for i in range(m):
@@ -284,7 +284,7 @@ def hits_at_start(system, t, y, f, w, m, j):  # pragma: no cover (compiled)
 
 # ---------------------------------------------------------------------------- samples
 @kernel
-def record(system, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
+def record(system, fns, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
     """The sample at ``t`` into the next row of ``w.rows`` (and of ``w.states``): the state
     there (``exact``: the segment's end, after a control step; else the dense output) and
     its derivative, from which the system forms its row."""
@@ -295,9 +295,9 @@ def record(system, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
         dense_state(tab, t, seg.t0, seg.h, seg.y0, seg.y1, seg.f0, seg.f1, seg.ks,
                     seg.whole, system.formed, w.weights, w.stage)
         y, f = w.stage, w.scratch[2]
-        rhs(system, t, y, f, False)
+        rhs(system, fns, t, y, f, False)
         st.rhs_count += 1
-    sample(system, t, y, f, w.rows[r])
+    sample(system, fns, t, y, f, w.rows[r])
     if w.states.shape[0] > 0:
         copy_ranges(w.states[r], y, system.formed)
     st.samples = r + 1
@@ -305,12 +305,12 @@ def record(system, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
 
 
 @kernel
-def samples_in(system, tab, seg, st, w):  # pragma: no cover (compiled)
+def samples_in(system, fns, tab, seg, st, w):  # pragma: no cover (compiled)
     """The samples due within ``seg`` (before its end less 1e-12 s: one at its end is
     taken where the run stands there, after the control step)."""
     if st.sample_dt > 0.0:
         while st.sample_next * st.sample_dt < seg.t1 - 1e-12:
-            record(system, tab, st.sample_next * st.sample_dt, seg, st, w, False)
+            record(system, fns, tab, st.sample_next * st.sample_dt, seg, st, w, False)
 
 
 @kernel
@@ -325,7 +325,7 @@ def room_for_step(st, w, t_target, t):  # pragma: no cover (compiled)
 
 # ------------------------------------------------------------------------------ steps
 @kernel
-def step_to(system, tab, st, w, t, y, t_bound, ks, out):  # pragma: no cover (compiled)
+def step_to(system, fns, tab, st, w, t, y, t_bound, ks, out):  # pragma: no cover (compiled)
     """One accepted step from ``(t, y)``, whose derivative is ``ks[0]``, not past
     ``t_bound``: its end into ``out``, the derivative there into ``ks[-1]`` (taken once
     accepted, for a method that is not FSAL). Returns ``(ok, t1, h)``, ``h`` the size of
@@ -339,7 +339,7 @@ def step_to(system, tab, st, w, t, y, t_bound, ks, out):  # pragma: no cover (co
         last = t + h >= t_bound
         if last:
             h = t_bound - t
-        finite = attempt(system, tab, t, y, h, ks, w.stage, out)
+        finite = attempt(system, fns, tab, t, y, h, ks, w.stage, out)
         st.rhs_count += s - 1
         if not tab.adaptive:
             if not finite:
@@ -347,7 +347,7 @@ def step_to(system, tab, st, w, t, y, t_bound, ks, out):  # pragma: no cover (co
             break
         norm = np.inf
         if finite:
-            ok, norm = trial_error(system, tab, h, ks, y, out, w.scratch)
+            ok, norm = trial_error(system, fns, tab, h, ks, y, out, w.scratch)
             if not ok:
                 norm = np.inf
         if norm <= 1.0:
@@ -362,13 +362,13 @@ def step_to(system, tab, st, w, t, y, t_bound, ks, out):  # pragma: no cover (co
             return False, t, h
     t1 = t_bound if last else t + h
     if not tab.fsal:
-        rhs(system, t1, out, ks[s - 1], True)
+        rhs(system, fns, t1, out, ks[s - 1], True)
         st.rhs_count += 1
     return True, t1, h
 
 
 @kernel
-def retake(system, tab, st, w, seg, t_star):  # pragma: no cover (compiled)
+def retake(system, fns, tab, st, w, seg, t_star):  # pragma: no cover (compiled)
     """``seg``'s step taken again from its start to end at ``t_star``, as a rule in one step
     (a step shorter than one just accepted nearly always is): the new segment, whole where
     it is one step, else the cubic Hermite between its ends."""
@@ -378,7 +378,7 @@ def retake(system, tab, st, w, seg, t_star):  # pragma: no cover (compiled)
     ta, ya, out = seg.t0, seg.y0, w.ya
     count, h = 0, 0.0
     while ta < t_star:
-        ok, tb, h = step_to(system, tab, st, w, ta, ya, t_star, ks, out)
+        ok, tb, h = step_to(system, fns, tab, st, w, ta, ya, t_star, ks, out)
         if not ok:
             return False, seg
         count += 1
@@ -391,7 +391,7 @@ def retake(system, tab, st, w, seg, t_star):  # pragma: no cover (compiled)
 
 
 @kernel
-def take_step(system, tab, st, w, t, t_target):  # pragma: no cover (compiled)
+def take_step(system, fns, tab, st, w, t, t_target):  # pragma: no cover (compiled)
     """One step from the state towards ``t_target`` with its events: the step committed,
     its samples recorded, the state moved on; returns the loop's code for the run
     (:data:`EVENT`, :data:`FAILED`) or -1 to go on."""
@@ -400,17 +400,17 @@ def take_step(system, tab, st, w, t, t_target):  # pragma: no cover (compiled)
     copy_ranges(ks[0], f, system.formed)
     t_bound = t_target
     if tab.adaptive:
-        t_bound = kink_bound(system, t, t_target, min(st.h, st.max_step), y, f, w.g0)
+        t_bound = kink_bound(system, fns, t, t_target, min(st.h, st.max_step), y, f, w.g0)
     h_before = st.h
-    ok, t1, h = step_to(system, tab, st, w, t, y, t_bound, ks, w.y1)
+    ok, t1, h = step_to(system, fns, tab, st, w, t, y, t_bound, ks, w.y1)
     if not ok:
         st.h = h_before
         return FAILED
-    m = events(system, t1, w.y1, ks[s - 1], w.g1)
+    m = events(system, fns, t1, w.y1, ks[s - 1], w.g1)
     seg = Segment(t, t1, h, True, y, w.y1, ks[0], ks[s - 1], ks)
     n = 0
     if any_crossed(system.ev_kind, w.g0, w.g1, m, False):
-        t_star, j = locate(system, tab, seg, w, m)
+        t_star, j = locate(system, fns, tab, seg, w, m)
         kinds = system.ev_kind
         near_start = t_star - t <= EVENT_RTOL * max(1.0, abs(t))
         near_end = (not any_crossed(kinds, w.g0, w.g1, m, True)
@@ -418,19 +418,19 @@ def take_step(system, tab, st, w, t, t_target):  # pragma: no cover (compiled)
         declined = st.declined_t == t and st.declined_entry == j
         if near_start and (kinds[j] & 3) != KINK and not declined:
             # the crossing is at the step's start: act there, not a step late
-            st.hit_count = hits_at_start(system, t, y, f, w, m, j)
+            st.hit_count = hits_at_start(system, fns, t, y, f, w, m, j)
             return EVENT
         if t_star < t1 and not near_start and not near_end:
-            ok, seg = retake(system, tab, st, w, seg, t_star)
+            ok, seg = retake(system, fns, tab, st, w, seg, t_star)
             if not ok:
                 return FAILED
-        n = settle(system, seg, w, m, j, near_start, st)
+        n = settle(system, fns, seg, w, m, j, near_start, st)
     else:
         for i in range(m):
             w.g0[i] = w.g1[i]
     st.steps += 1
-    commit(system, seg)
-    samples_in(system, tab, seg, st, w)
+    commit(system, fns, tab, seg, w)
+    samples_in(system, fns, tab, seg, st, w)
     copy_ranges(w.y, seg.y1, system.formed)
     copy_ranges(w.f, seg.f1, system.formed)
     st.t = seg.t1
@@ -442,14 +442,14 @@ def take_step(system, tab, st, w, t, t_target):  # pragma: no cover (compiled)
 
 # ------------------------------------------------------------------------------- loop
 @kernel
-def start(system, st, w):  # pragma: no cover (compiled)
+def start(system, fns, st, w):  # pragma: no cover (compiled)
     """A restart at the state (new inputs or modes): the derivative there and the event
     values; the condition events that hold go to ``w.hits`` (their count returned)."""
     t, y = st.t, w.y
-    rhs(system, t, y, w.f, True)
+    rhs(system, fns, t, y, w.f, True)
     st.rhs_count += 1
     st.known = 1
-    m = events(system, t, y, w.f, w.g0)
+    m = events(system, fns, t, y, w.f, w.g0)
     n = 0
     for i in range(m):
         if (system.ev_kind[i] & IS_CONDITION) and w.g0[i] < 0.0:
@@ -472,7 +472,7 @@ def stalled(st, t, t_prev):  # pragma: no cover (compiled)
 
 
 @kernel
-def advance(system, tab, state, w):  # pragma: no cover (compiled)
+def advance(system, fns, tab, state, w):  # pragma: no cover (compiled)
     """Integrate ``system`` from ``state.t`` towards ``state.t_end`` (see the module); the
     code returned is also ``state.status``. The state is ``w.y`` and its derivative ``w.f``
     (valid where ``state.known``: else the loop restarts first)."""
@@ -493,7 +493,7 @@ def advance(system, tab, state, w):  # pragma: no cover (compiled)
             if st.control_next > st.control_last:
                 code = CONTROL
                 break
-            taken = control(system, st, t, w.y)
+            taken = control(system, fns, st, t, w.y)
             if taken == HAND_BACK:
                 code = CONTROL
                 break
@@ -501,7 +501,7 @@ def advance(system, tab, state, w):  # pragma: no cover (compiled)
             if taken == CHANGED:
                 st.known = 0
         if not st.known:
-            n = start(system, st, w)
+            n = start(system, fns, st, w)
             if n > 0:
                 st.hit_count = n
                 code = CONDITION
@@ -512,7 +512,7 @@ def advance(system, tab, state, w):  # pragma: no cover (compiled)
             if st.samples >= w.rows.shape[0]:
                 code = SAMPLES
                 break
-            record(system, tab, t, Segment(t, t, 0.0, False, w.y, w.y, w.f, w.f, w.ks),
+            record(system, fns, tab, t, Segment(t, t, 0.0, False, w.y, w.y, w.f, w.f, w.ks),
                    st, w, True)
         if t >= st.t_end:
             code = DONE
@@ -524,6 +524,6 @@ def advance(system, tab, state, w):  # pragma: no cover (compiled)
         if not room_for_step(st, w, t_target, t):
             code = SAMPLES
             break
-        code = take_step(system, tab, st, w, t, t_target)
+        code = take_step(system, fns, tab, st, w, t, t_target)
     st.status = code
     return code

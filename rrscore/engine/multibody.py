@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..jit import kernel
+from ..jit import kernel, struct
 from ..physics import couplings as coupling_laws
 from ..physics.bodies import (
     accelerations,
@@ -36,7 +36,6 @@ from ..physics.bodies import (
 )
 from ..physics.wheelsets import fill_rolling, slip_margin, slipping_axles
 from . import system
-from .loop import HAND_BACK
 from .stepper import dense_state
 
 #: Where the blocks of the state start, and the counts: vehicles, axles, couplings.
@@ -44,24 +43,24 @@ Layout = namedtuple("Layout", ["n", "na", "nc", "sx", "sv", "somega", "sphi", "s
                                "swork"])
 
 #: The vehicle plugins of a train, per type (a fixed number of slots, the unused ones
-#: empty): the functions (control step, states' rates, inputs: :mod:`rrscore.engine.
-#: adapters`), the records' buffers and layouts; per slot, how many vehicles, where its
+#: empty; their functions are in the function table, :mod:`rrscore.engine.adapters`):
+#: the records' buffers and layouts; per slot, how many vehicles, where its
 #: vehicles start in ``index`` (their places in the train) and ``sign`` (their
 #: orientation), axles per vehicle, where its states start in the state vector and how
 #: many it has, where the rows of ``x``, ``v``, the first state, ``q_a``, ``q_r`` and
 #: ``adhesion`` start in its buffer, and the input index of ``traction_level`` and
 #: ``brake_level`` (-1: none); ``axle_index``: every vehicle's axles, slot after slot.
-Plugins = namedtuple("Plugins", ["steps", "rates", "inputs", "bufs", "lays", "count", "first",
+Plugins = namedtuple("Plugins", ["bufs", "lays", "count", "first",
                                  "index", "sign", "axles", "state0", "nstates", "row_x",
                                  "row_v", "row_state", "row_qa", "row_qr", "row_adh",
                                  "traction", "brake", "axle_first", "axle_index"])
 
-#: The coupler models of a train, per group (a fixed number of slots): their force laws,
-#: records, how many couplings each serves and where they start in ``index``, where its
-#: states start in the state vector and how many it has per coupling; ``whole`` is 1
-#: where one group serves every coupling in order (no gathering).
-Groups = namedtuple("Groups", ["forces", "bufs", "lays", "count", "first", "index", "z0",
-                               "nz", "whole"])
+#: The coupler models of a train, per group (a fixed number of slots; their force laws are
+#: in the function table): their records, how many couplings each serves and where they
+#: start in ``index``, where its states start in the state vector and how many it has per
+#: coupling; ``whole`` is 1 where one group serves every coupling in order (no gathering).
+Groups = namedtuple("Groups", ["bufs", "lays", "count", "first", "index", "z0", "nz",
+                               "whole"])
 
 #: Every coupling: nominal centre distance, slack range, break force (inf: never),
 #: coupling speed, coupled (1/0), kinks ``(nc, k)`` and the coupler groups.
@@ -94,22 +93,37 @@ Monitor = namedtuple("Monitor", ["tension", "tension_t", "tension_x", "compressi
                                  "compression_t", "compression_x", "top", "points",
                                  "passed_t", "passed_v", "next_point"])
 
-#: The train as a system of the loop. Besides the loop's own fields: the layout, the
-#: bodies (:class:`rrscore.physics.bodies.Bodies`) and what is held on them, the axles and
-#: the adhesion laws, the couplings, the route, each vehicle's knot intervals, the
-#: plugins, the air a brake draws from main reservoirs (their state indices and rates), the
-#: modes, the scratch, the weights of each vehicle's speed in the train's mean, the
-#: monitors, totals (``[drive force]``) and the control step's data
-#: (:mod:`rrscore.engine.control`).
-MultiBody = namedtuple("MultiBody", [
+MultiBody = struct("MultiBody", (
     "live", "formed", "controlled", "atol", "rtol", "ev_kind", "lay", "bodies", "held",
     "axles", "laws", "couplings", "track", "ends", "plugins", "draw_index", "draw_rate",
-    "modes", "scratch", "weights", "monitor", "totals", "control"])
+    "modes", "scratch", "weights", "monitor", "totals", "control"), """The train as a system of the
+    loop. Besides the loop's own fields: the layout, the bodies (:class:`rrscore.physics.
+    bodies.Bodies`) and what is held on them, the axles and the adhesion laws, the
+    couplings, the route, each vehicle's knot intervals, the plugins, the air a brake draws
+    from main reservoirs (their state indices and rates), the modes, the scratch, the
+    weights of each vehicle's speed in the train's mean, the monitors, totals (``[drive
+    force]``) and the control step's data (:mod:`rrscore.engine.control`, which serves
+    its control steps).""")
+
+
+# ----------------------------------------------------------------- plugins' functions
+# Plugins' functions are called through these, compiled with reference counting: through
+# their function types they run many times as slowly from code compiled without.
+@kernel
+def call_force(fns, g, d, d_dot, buf, lay, z, dz, out):  # pragma: no cover (compiled)
+    """Coupler group ``g``'s force law."""
+    fns.forces[g](d, d_dot, buf, lay, z, dz, out)
+
+
+@kernel
+def call_rates(fns, b, t, buf, lay, s, ds):  # pragma: no cover (compiled)
+    """Vehicle type ``b``'s states' rates."""
+    fns.rates[b](t, buf, lay, s, ds)
 
 
 # --------------------------------------------------------------------------- couplers
 @kernel
-def coupler_forces(sys, y, dy, cf, rates):  # pragma: no cover (compiled)
+def coupler_forces(sys, fns, y, dy, cf, rates):  # pragma: no cover (compiled)
     """Every coupling's force (tension +) into ``cf`` at the state ``y`` and, where
     ``rates``, its states' rates into ``dy`` (else into scratch): the groups' force laws,
     and an uncoupled coupling's contact. A rigid train's are zero (the body pass works
@@ -122,7 +136,7 @@ def coupler_forces(sys, y, dy, cf, rates):  # pragma: no cover (compiled)
     rigid = sys.modes.flags[RIGID] != 0
     x, v = y[lay.sx:lay.sx + lay.n], y[lay.sv:lay.sv + lay.n]
     coupling_laws.deflections(x, v, cp.nominal, s.d, s.d_dot)
-    for g in range(len(gr.forces)):
+    for g in range(gr.count.size):
         m = gr.count[g]
         if m == 0:
             continue
@@ -135,14 +149,14 @@ def coupler_forces(sys, y, dy, cf, rates):  # pragma: no cover (compiled)
                 out_dz[z0 + k] = 0.0
             continue
         if gr.whole[g] != 0:
-            gr.forces[g](s.d, s.d_dot, gr.bufs[g], gr.lays[g], z, dz, cf)
+            call_force(fns, g, s.d, s.d_dot, gr.bufs[g], gr.lays[g], z, dz, cf)
             continue
         idx = gr.index[gr.first[g]:gr.first[g] + m]
         gd, gdd, gf = s.gd[:m], s.gdd[:m], s.gf[:m]
         for k in range(m):
             gd[k] = s.d[idx[k]]
             gdd[k] = s.d_dot[idx[k]]
-        gr.forces[g](gd, gdd, gr.bufs[g], gr.lays[g], z, dz, gf)
+        call_force(fns, g, gd, gdd, gr.bufs[g], gr.lays[g], z, dz, gf)
         for k in range(m):
             cf[idx[k]] = gf[k]
     if rigid:
@@ -160,7 +174,7 @@ def _hold_apart_states(sys, dy):  # pragma: no cover (compiled)
     """An uncoupled coupling whose faces are apart keeps its gear's memory: a gear not
     pushed on does not move (it is reset when the faces meet again)."""
     cp, gr, s = sys.couplings, sys.couplings.groups, sys.scratch
-    for g in range(len(gr.forces)):
+    for g in range(gr.count.size):
         m, z0, nz = gr.count[g], gr.z0[g], gr.nz[g]
         for k in range(m):
             j = gr.index[gr.first[g] + k]
@@ -171,11 +185,11 @@ def _hold_apart_states(sys, dy):  # pragma: no cover (compiled)
 
 # ------------------------------------------------------------------------ plugin states
 @kernel
-def plugin_rates(sys, t, y, dy):  # pragma: no cover (compiled)
+def plugin_rates(sys, fns, t, y, dy):  # pragma: no cover (compiled)
     """The vehicle plugins' states' rates, type by type, each type's record given its
     vehicles' speeds at this stage first."""
     p, lay = sys.plugins, sys.lay
-    for b in range(len(p.steps)):
+    for b in range(p.count.size):
         k = p.nstates[b]
         if k == 0:
             continue
@@ -184,13 +198,13 @@ def plugin_rates(sys, t, y, dy):  # pragma: no cover (compiled)
         for j in range(n):
             buf[row_v + j] = y[lay.sv + p.index[first + j]] * p.sign[first + j]
         z0 = p.state0[b]
-        p.rates[b](t, buf, p.lays[b], y[z0:z0 + k * n].reshape((k, n)),
+        call_rates(fns, b, t, buf, p.lays[b], y[z0:z0 + k * n].reshape((k, n)),
                    dy[z0:z0 + k * n].reshape((k, n)))
 
 
 # ------------------------------------------------------------------------------ rhs
 @kernel
-def rhs(sys, t, y, dy, full):  # pragma: no cover (compiled)
+def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
     """The train's right-hand side (see the module): couplers, plugin states, the air
     brake's draw, slipping axles, the bodies; the energy flows where ``full``."""
     lay, held, s = sys.lay, sys.held, sys.scratch
@@ -207,12 +221,12 @@ def rhs(sys, t, y, dy, full):  # pragma: no cover (compiled)
     rigid = sys.modes.flags[RIGID] != 0
     cf = s.cf
     if lay.nc > 0:
-        coupler_forces(sys, y, dy, cf, True)
+        coupler_forces(sys, fns, y, dy, cf, True)
         if not rigid:
             for j in range(lay.nc):
                 force[j] -= cf[j]
                 force[j + 1] += cf[j]
-    plugin_rates(sys, t, y, dy)
+    plugin_rates(sys, fns, t, y, dy)
     for k in range(sys.draw_index.size):  # the air a brake draws from main reservoirs
         dy[sys.draw_index[k]] -= sys.draw_rate[k]
     nslip = sys.modes.counts[SLIPPING]
@@ -237,7 +251,7 @@ def rhs(sys, t, y, dy, full):  # pragma: no cover (compiled)
 
 # --------------------------------------------------------------------------- events
 @kernel
-def events(sys, t, y, f, g):  # pragma: no cover (compiled)
+def events(sys, fns, t, y, f, g):  # pragma: no cover (compiled)
     """The event functions, block after block (:data:`STANDSTILL` ... :data:`CONTACT`,
     where ``modes.blocks`` says): vehicles stopping, loaded axles' slip margins, slipping
     wheels stopping and re-adhering, slack edges, couplers breaking, faces meeting."""
@@ -264,7 +278,7 @@ def events(sys, t, y, f, g):  # pragma: no cover (compiled)
     if blocks[BREAK] > blocks[SLACK]:
         coupling_laws.slack_edges(x, cp.nominal, cp.kinks, g[blocks[SLACK]:blocks[BREAK]])
     if blocks[CONTACT] > blocks[BREAK]:
-        coupler_forces(sys, y, sys.scratch.dz, sys.scratch.cf, False)
+        coupler_forces(sys, fns, y, sys.scratch.dz, sys.scratch.cf, False)
         coupling_laws.break_margins(sys.scratch.cf, cp.break_force, cp.coupled,
                                     g[blocks[BREAK]:blocks[CONTACT]])
     if blocks[END] > blocks[CONTACT]:
@@ -296,7 +310,7 @@ def event_layout(sys):  # pragma: no cover (compiled)
 
 
 @kernel
-def kink_bound(sys, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
+def kink_bound(sys, fns, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
     """The end of a step about to meet a slack edge (:func:`rrscore.physics.couplings.
     kink_bound`)."""
     b = sys.modes.blocks
@@ -310,7 +324,7 @@ def kink_bound(sys, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
 
 
 @kernel
-def reference(sys, y, ref):  # pragma: no cover (compiled)
+def reference(sys, fns, y, ref):  # pragma: no cover (compiled)
     """The train's mean velocity: the reference the relative tolerance measures the
     velocities from (and the slipping spins, at their radii), so a train at speed is held
     to the same accuracy of its relative motions as a standing one."""
@@ -328,7 +342,7 @@ def reference(sys, y, ref):  # pragma: no cover (compiled)
 
 # --------------------------------------------------------------------------- commit
 @kernel
-def commit(sys, tab, seg, w):  # pragma: no cover (compiled)
+def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     """After every committed step: friction's directions held from the new state (a
     standing vehicle that moves off now has one), slipping spins' directions, the coupler
     force monitors and the named points passed."""
@@ -347,7 +361,7 @@ def commit(sys, tab, seg, w):  # pragma: no cover (compiled)
     if lay.nc > 0:
         cf = sys.scratch.cf
         if sys.modes.flags[RIGID] == 0:  # (a rigid train's: its body pass's, at the end)
-            coupler_forces(sys, y1, sys.scratch.dz, cf, False)
+            coupler_forces(sys, fns, y1, sys.scratch.dz, cf, False)
         half = sys.bodies.half
         for j in range(lay.nc):
             if cf[j] > mon.tension[j]:
@@ -402,7 +416,7 @@ ROW = 7
 
 
 @kernel
-def sample(sys, t, y, f, row):  # pragma: no cover (compiled)
+def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     """A time-series row at ``(t, y)``: see :data:`ROW`, then each coupling's force."""
     lay = sys.lay
     n = lay.n
@@ -417,7 +431,7 @@ def sample(sys, t, y, f, row):  # pragma: no cover (compiled)
     if lay.nc > 0 and row.size > ROW:
         cf = sys.scratch.cf
         if sys.modes.flags[RIGID] == 0:  # (a rigid train's: its body pass's, at y)
-            coupler_forces(sys, y, sys.scratch.dz, cf, False)
+            coupler_forces(sys, fns, y, sys.scratch.dz, cf, False)
         for j in range(lay.nc):
             row[ROW + j] = cf[j]
     return ROW + lay.nc
@@ -430,14 +444,7 @@ def fill(sys, y):  # pragma: no cover (compiled)
     fill_rolling(sys.axles, y, lay.sx, lay.sv, lay.somega, lay.sphi)
 
 
-@kernel
-def control(sys, st, t, y):  # pragma: no cover (compiled)
-    """The control step at ``t``: handed back to Python for now."""
-    return HAND_BACK
-
-
 for _generic, _impl in ((system.rhs, rhs), (system.events, events),
                         (system.kink_bound, kink_bound), (system.reference, reference),
-                        (system.commit, commit), (system.control, control),
-                        (system.sample, sample)):
+                        (system.commit, commit), (system.sample, sample)):
     _generic.register(MultiBody, _impl)

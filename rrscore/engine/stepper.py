@@ -131,8 +131,9 @@ def step_factor(norm, rejected, error_order):  # pragma: no cover (compiled)
 
 
 @kernel
-def attempt(system, tab, t, y, h, ks, stage, y1):  # pragma: no cover (compiled)
-    """One trial step of size ``h`` from ``(t, y)``, whose derivative is ``ks[0]``: the
+def attempt(system, fns, tab, t, y, h, ks, stage, y1):  # pragma: no cover (compiled)
+    """One trial step of size ``h`` from ``(t, y)``, whose derivative is ``ks[0]`` (``fns``:
+    the plugins' functions, :mod:`rrscore.engine.adapters`): the
     stages into ``ks``, the step's end into ``y1`` (the ``formed`` entries; an FSAL
     method's last stage, its derivative there, into ``ks[-1]``). Returns whether the
     end is finite."""
@@ -140,10 +141,10 @@ def attempt(system, tab, t, y, h, ks, stage, y1):  # pragma: no cover (compiled)
     last = s - 1 if tab.fsal else s
     for i in range(1, last):
         combine(y, h, tab.a[i], ks, i, system.live, stage)
-        rhs(system, t + tab.c[i] * h, stage, ks[i], tab.needed[i] != 0.0)
+        rhs(system, fns, t + tab.c[i] * h, stage, ks[i], tab.needed[i] != 0.0)
     if tab.fsal:
         finite = combine(y, h, tab.a[s - 1], ks, s - 1, system.formed, y1)
-        rhs(system, t + h, y1, ks[s - 1], True)
+        rhs(system, fns, t + h, y1, ks[s - 1], True)
         return finite and finite_in(ks[s - 1], system.formed)
     return combine(y, h, tab.b, ks, s, system.formed, y1)
 
@@ -188,12 +189,12 @@ def dense_state(tab, t, t0, h, y0, y1, f0, f1, ks, whole, ranges, weights,
 
 
 @kernel
-def trial_error(system, tab, h, ks, y, y1, work):  # pragma: no cover (compiled)
+def trial_error(system, fns, tab, h, ks, y, y1, work):  # pragma: no cover (compiled)
     """The error norm of a trial step just taken (see :func:`error_norm`), relative to the
     system's reference at both ends. ``work``: rows ``ref``, ``mag0``, ``scratch``."""
     ref, mag0, scratch = work[0], work[1], work[2]
-    reference(system, y, ref)
+    reference(system, fns, y, ref)
     magnitudes(y, ref, system.controlled, mag0)
-    reference(system, y1, ref)
+    reference(system, fns, y1, ref)
     return error_norm(h, tab.e, ks, tab.stages, system.atol, system.rtol, mag0, y1, ref,
                       system.controlled, scratch)

@@ -1,7 +1,9 @@
 """What the event loop asks of a system: the contract between the numerics and the physics.
 
 A *system* is a named tuple of arrays (its parameters, held inputs and modes) whose
-type says which implementation of each function below serves it. The shipped systems
+type says which implementation of each function below serves it; ``fns`` is its
+plugins' functions (:func:`rrscore.engine.adapters.function_table`), kept apart because
+numba types an argument holding function values slowly. The shipped systems
 are the multi-body train (:mod:`rrscore.engine.multibody`), the rigid train taken as
 one body (:mod:`rrscore.engine.onebody`) and the air brake's pneumatics
 (:mod:`rrscore.engine.airsystem`); each registers its implementations when its module
@@ -32,28 +34,29 @@ from ..jit import generic
 #: restart.
 KINK, FALLING, EITHER, CONDITION = 0, 1, 2, 4
 
-rhs = generic("rhs", """rhs(system, t, y, dy, full): the derivative of the state ``y`` at
+rhs = generic("rhs", """rhs(system, fns, t, y, dy, full): the derivative of the state ``y`` at
 ``t`` into ``dy``: every entry of ``formed`` if ``full``, else those of ``live`` alone (a
 stage no later sum reads the others of). It must not change the system.""")
 
-events = generic("events", """events(system, t, y, f, g) -> m: the event functions at
+events = generic("events", """events(system, fns, t, y, f, g) -> m: the event functions at
 ``(t, y)`` with derivative ``f`` into ``g[:m]``; their kinds are ``system.ev_kind[:m]``.""")
 
-kink_bound = generic("kink_bound", """kink_bound(system, t, t_bound, h, y, f, g) -> t: the
+kink_bound = generic("kink_bound", """kink_bound(system, fns, t, t_bound, h, y, f, g) -> t: the
 end for a step from ``t`` of size ``h`` that would meet a kink: just past the time it is
 foreseen to be crossed, else ``t_bound`` (``g``: the event values at the step's start).""")
 
-reference = generic("reference", """reference(system, y, ref): the motion the relative
+reference = generic("reference", """reference(system, fns, y, ref): the motion the relative
 tolerance is measured from, into ``ref`` (the entries under error control).""")
 
-commit = generic("commit", """commit(system, seg): after every step the loop commits (a
+commit = generic("commit", """commit(system, fns, tab, seg, w): after every step the loop commits (a
 :class:`~rrscore.engine.loop.Segment`): the modes that follow the state without an event
 (the direction friction acts in), the monitors (the largest coupler forces, the named
-points passed). It must not change the right-hand side of a moving vehicle.""")
+points passed: ``tab`` and the loop's work ``w`` for the dense output). It must not
+change the right-hand side of a moving vehicle.""")
 
-control = generic("control", """control(system, st, t, y) -> code: the control step at
+control = generic("control", """control(system, fns, st, t, y) -> code: the control step at
 ``t`` (the plugins' control, the built-in driver, placing the inputs; ``st`` the loop's
 state): ``KEPT``, ``CHANGED`` or ``HAND_BACK`` (:mod:`rrscore.engine.loop`).""")
 
-sample = generic("sample", """sample(system, t, y, f, row) -> n: the time series' values
+sample = generic("sample", """sample(system, fns, t, y, f, row) -> n: the time series' values
 at ``(t, y)`` (``f`` the derivative there) into ``row[:n]``.""")

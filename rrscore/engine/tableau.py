@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..hookspecs import hookimpl
+from ..model.hookspecs import hookimpl
 
 #: A tableau as the compiled loop takes it: ``c`` (s,), ``a`` (s, s), ``b`` (s,), ``e``
 #: (s,), ``dense`` (s, p) (zero columns: Hermite), and the scalars: whether the step is

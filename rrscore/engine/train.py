@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PluginError, RrsError, plugin_failure
-from ..events import Event
+from ..model.errors import PluginError, RrsError, plugin_failure
+from ..model.events import Event
 from ..model.records import record_type
 from ..model.state import StateLayout, StateSpec, entry_ranges
 from ..physics.bodies import ENERGY_FLOWS, Bodies, held_arrays, hold_directions
@@ -24,17 +24,18 @@ from ..physics.wheelsets import Axles, rail_force_needed
 from . import control as ctl
 from . import multibody as mb
 from .adapters import (
+    DRIVER_PARAMS,
+    DRIVER_STATE,
+    MAX_GROUPS,
+    MAX_TYPES,
     coupler_adapter,
+    function_table,
     no_force,
     no_input,
     no_rates,
     no_step,
     vehicle_adapters,
 )
-
-#: Vehicle types and coupler models a train may have (the loop's tables have fixed sizes).
-MAX_TYPES = 8
-MAX_GROUPS = 4
 
 _ENERGY_DOCS = {
     "drive": "put in by traction (negative: taken out by an electric brake)",
@@ -163,20 +164,35 @@ class TrainSystem:
                              np.full(len(points), np.nan), np.zeros(1, dtype=np.int64))
         m_events = n + 3 * na + nc * (self.kinks.shape[1] + 2)
         self.inputs = ctl.Inputs(np.zeros(n), np.zeros(n), np.zeros(na), np.zeros(na))
+        plugins, steps, rates, inputs = self._plugins()
+        self._functions = (steps, rates, inputs, self._forces)
+        #: The plugins' functions and the built-in driver's decision
+        #: (:func:`~rrscore.engine.adapters.function_table`).
+        self.fns = function_table(*self._functions)
+        watch = np.zeros(1, dtype=ctl.WATCH).view(np.recarray)
+        watch[0].front_limit = np.inf
+        watch[0].above, watch[0].below = np.inf, -np.inf
+        watch[0].half0 = tr.half_length[0]
+        self.watch = watch
+        self.driver_state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
+        self.driver_params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+        control = ctl.Control(watch, self.inputs, self.driver_state, self.driver_params,
+                              np.zeros((3, 1)))
         self.sys = mb.MultiBody(
             entry_ranges(np.zeros(self.size, dtype=bool)),
             entry_ranges(np.zeros(self.size, dtype=bool)),
             entry_ranges(np.zeros(self.size, dtype=bool)), self.atol, self.rtol,
             np.zeros(m_events, dtype=np.int64), lay, bodies, held_arrays(n), axles, tr.laws,
-            couplings, route.track, np.zeros((2, n), dtype=np.int64), self._plugins(),
+            couplings, route.track, np.zeros((2, n), dtype=np.int64), plugins,
             np.zeros(0, dtype=np.int64), np.zeros(0), modes, scratch, tr.mass / tr.total_mass,
-            monitor, np.zeros(1), None)
+            monitor, np.zeros(1), control)
         counts[mb.WATCHED] = int(np.count_nonzero(np.isfinite(cp.break_force) & cp.coupled))
         counts[mb.UNCOUPLED] = int(np.count_nonzero(~cp.coupled))
         self.ranges()
 
-    def _plugins(self) -> mb.Plugins:
-        """The plugins' table: each batch's adapters, record and where its rows are."""
+    def _plugins(self) -> tuple[mb.Plugins, tuple, tuple, tuple]:
+        """The plugins' table (each batch's record and where its rows are) and their
+        functions: control steps, states' rates, inputs."""
         tr = self.train
         steps, rates, inputs, bufs, lays = [], [], [], [], []
         int_cols: dict[str, list[int]] = {k: [] for k in (
@@ -226,13 +242,13 @@ class TrainSystem:
         for values in int_cols.values():
             values += [0] * pad
         ints = {k: np.array(v, dtype=np.int64) for k, v in int_cols.items()}
-        return mb.Plugins(tuple(steps), tuple(rates), tuple(inputs), tuple(bufs), tuple(lays),
-                          ints["count"], ints["first"], np.array(index, dtype=np.int64),
-                          np.array(sign, dtype=float), ints["axles"], ints["state0"],
-                          ints["nstates"], ints["row_x"], ints["row_v"], ints["row_state"],
-                          ints["row_qa"], ints["row_qr"], ints["row_adh"], ints["traction"],
-                          ints["brake"], ints["axle_first"],
-                          np.array(axle_index, dtype=np.int64))
+        table = mb.Plugins(tuple(bufs), tuple(lays), ints["count"], ints["first"],
+                           np.array(index, dtype=np.int64), np.array(sign, dtype=float),
+                           ints["axles"], ints["state0"], ints["nstates"], ints["row_x"],
+                           ints["row_v"], ints["row_state"], ints["row_qa"], ints["row_qr"],
+                           ints["row_adh"], ints["traction"], ints["brake"],
+                           ints["axle_first"], np.array(axle_index, dtype=np.int64))
+        return table, tuple(steps), tuple(rates), tuple(inputs)
 
     def _groups(self) -> mb.Groups:
         """The coupler groups' table: each model's adapter, record and couplings."""
@@ -261,7 +277,8 @@ class TrainSystem:
         lays += [np.zeros(1, dtype=np.int64)] * pad
         for values in (count, first, z0, nz, whole):
             values += [0] * pad
-        return mb.Groups(tuple(forces), tuple(bufs), tuple(lays),
+        self._forces = tuple(forces)
+        return mb.Groups(tuple(bufs), tuple(lays),
                          *(np.array(v, dtype=np.int64) for v in (count, first)),
                          np.array(index, dtype=np.int64),
                          *(np.array(v, dtype=np.int64) for v in (z0, nz, whole)))
@@ -283,8 +300,9 @@ class TrainSystem:
         rolling = np.ones(lay.na, dtype=bool)
         rolling[slipping] = False
         controlled[lay.somega:lay.somega + lay.na] &= ~rolling
-        self.sys = self.sys._replace(live=entry_ranges(live), formed=entry_ranges(formed),
-                                     controlled=entry_ranges(controlled))
+        self.sys.set("live", entry_ranges(live))
+        self.sys.set("formed", entry_ranges(formed))
+        self.sys.set("controlled", entry_ranges(controlled))
 
     def set_tolerances(self, rtol: float) -> None:
         """The relative tolerance on the entries it applies to (see :attr:`rtol_mask`)."""
@@ -348,6 +366,45 @@ class TrainSystem:
             problem = ("set a non-finite q_a, q_r or adhesion factor" if what == 1 else
                        "set a negative q_r (resistances are magnitudes)")
             raise PluginError(f"{b.describe('step')} {problem}, at t = {t:.3f} s")
+
+    def drive_with(self, decide: object, state: np.ndarray, params: np.ndarray,
+                   sections: np.ndarray) -> None:
+        """Let the loop's control steps take the built-in driver's decisions (``decide``, of
+        the signature :data:`~rrscore.engine.adapters.DECIDE`) on its ``state``, settings
+        and the route's ``sections`` (arrays the driver shares)."""
+        self.fns = function_table(*self._functions, decide)
+        self.driver_state, self.driver_params = state, params
+        c = self.sys.control
+        self.sys.set("control", ctl.Control(c.watch, c.inputs, state, params, sections))
+
+    def set_input(self, b: int, rows: np.ndarray, name: str, value: float, t: float) -> None:
+        """A key pressed (1) or released (0), or a control set, on rows ``rows`` of batch
+        ``b``: its record's row set and the plugin's ``on_input`` called (a plugin that
+        raises is named, with the time)."""
+        batch = self.train.batches[b]
+        which = (*batch.cls.controls, *batch.cls.keys).index(name)
+        rec = batch.record
+        try:
+            for r in np.atleast_1d(rows):
+                self.adapters[b].input.call(rec.buffer, rec.layout, int(r), which, float(value))
+        except Exception as exc:
+            if isinstance(exc, RrsError):
+                raise
+            raise plugin_failure(batch.describe("on_input"), exc, t) from exc
+
+    def set_rail_condition(self, factor: float) -> None:
+        """The rail condition under the whole train from now on (wet rails, leaves): taken
+        at the next control step, where it is placed with the plugins' adhesion factors."""
+        self.sys.axles.rail_condition[:] = factor
+
+    def plugin_problem(self, b: int, t: float) -> None:
+        """Raise the error of vehicle type ``b``'s control step at ``t``, which set outputs
+        it may not (found by the loop's control step)."""
+        b_i, what = ctl.outputs_problem(self.sys)
+        batch = self.train.batches[b if b_i < 0 else b_i]
+        problem = ("set a non-finite q_a, q_r or adhesion factor" if what != 2 else
+                   "set a negative q_r (resistances are magnitudes)")
+        raise PluginError(f"{batch.describe('step')} {problem}, at t = {t:.3f} s")
 
     def place(self, y: np.ndarray) -> bool:
         """What the plugins set placed and held (see :func:`rrscore.engine.control.
@@ -545,7 +602,7 @@ class TrainSystem:
 
     def _net_push(self, t: float, y: np.ndarray) -> np.ndarray:
         """Each vehicle's signed force before friction (what a standing one is pushed by)."""
-        mb.rhs(self.sys, t, y, np.empty(self.size), False)
+        mb.rhs(self.sys, self.fns, t, y, np.empty(self.size), False)
         return self.sys.scratch.force.copy()
 
     def _event(self, t: float, kind: str, k: int, value: float, detail: str = "") -> None:
@@ -562,15 +619,16 @@ class TrainSystem:
         if self.lay.nc == 0:
             return np.zeros(0)
         if self.rigid:
-            mb.rhs(self.sys, 0.0, y, np.empty(self.size), False)
+            mb.rhs(self.sys, self.fns, 0.0, y, np.empty(self.size), False)
         else:
-            mb.coupler_forces(self.sys, y, self.sys.scratch.dz, self.sys.scratch.cf, False)
+            mb.coupler_forces(self.sys, self.fns, y, self.sys.scratch.dz, self.sys.scratch.cf,
+                              False)
         return self.sys.scratch.cf.copy()
 
     def accelerations(self, t: float, y: np.ndarray) -> np.ndarray:
         """Every vehicle's acceleration at ``(t, y)``."""
         dy = np.empty(self.size)
-        mb.rhs(self.sys, t, y, dy, False)
+        mb.rhs(self.sys, self.fns, t, y, dy, False)
         return dy[self.sv].copy()
 
     def kinetic(self, y: np.ndarray) -> np.ndarray:
@@ -592,7 +650,8 @@ class TrainSystem:
         new = object.__new__(TrainSystem)
         memo[id(self)] = new
         for key, value in self.__dict__.items():
-            shared = key in ("route", "adapters", "coupler_adapters", "layout")
+            shared = key in ("route", "adapters", "coupler_adapters", "layout", "fns",
+                             "_forces", "_functions")
             setattr(new, key, value if shared else copy_arrays(value, memo))
         return new
 
@@ -606,6 +665,8 @@ def copy_arrays(value: Any, memo: dict) -> Any:
     if isinstance(value, tuple):
         items = [copy_arrays(v, memo) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    if hasattr(value, "_fields") and hasattr(value, "set"):  # a struct (rrscore.jit.struct)
+        return copy.deepcopy(value, memo)
     if hasattr(value, "__dict__") and not isinstance(value, type) and \
             type(value).__module__.startswith("rrscore.model"):
         return copy.deepcopy(value, memo)

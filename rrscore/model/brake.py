@@ -6,7 +6,7 @@ pipe, the driver's brake valve, the distributors and the cylinders from it.
 
 from __future__ import annotations
 
-from ..config import Context, Param, Section
+from .config import Context, Param, Section
 
 #: Shoe materials with a friction formula, by the name vehicle configs use.
 SHOE_TYPES = ("cast_iron", "composite")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..config import FreeTable, Param
+from .config import FreeTable, Param
 from .records import Record
 from .state import StateSpec
 

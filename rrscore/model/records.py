@@ -60,9 +60,9 @@ class Record:
         self.layout = np.array(layout, dtype=np.int64)
         self.fields = tuple(names)
         self.type = record_type(name, self.fields)
+        self.view = self.unpack(self.buffer)
         for key, value in (initial or {}).items():
             self.row(key)[:] = value
-        self.view = self.unpack(self.buffer)
 
     def unpack(self, buffer: np.ndarray) -> Any:
         """The named tuple of views into ``buffer`` (this record's or a copy of it)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import Context, Param, Section, TableList, source_context
+from .config import Context, Param, Section, TableList, source_context
 from .formulas import CHORD_HALF_M, curve_specific, curve_specific_area
 
 #: A route's cumulative tables as the simulation reads them

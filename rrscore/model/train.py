@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..config import (
+from .brake import check_brake
+from .config import (
     Context,
     FreeTable,
     Include,
@@ -26,9 +27,8 @@ from ..config import (
     stack_params,
     validate,
 )
-from ..errors import ConfigError, PluginError, plugin_call
-from .brake import check_brake
 from .couplers import COUPLING_SCHEMA, CouplerModel
+from .errors import ConfigError, PluginError, plugin_call
 from .formulas import (
     ADHESION_FORMULAS,
     FORMULAS,
@@ -263,7 +263,7 @@ def _check_coupling(setting: dict[str, Any], registry: Any, ctx: Context) -> Non
 
 
 def _record(cls: type[VehicleModel], vehicles: list[dict], params: SimpleNamespace,
-            mass: np.ndarray, radius: np.ndarray) -> Record:
+            mass: np.ndarray, gravity: float) -> Record:
     """The record of a batch of ``cls`` (``vehicles``: their vehicle tables)."""
     n, k = len(vehicles), int(vehicles[0]["num_axis"])
     initial = {name: control_of(cls, name).initial for name in cls.controls}
@@ -275,7 +275,9 @@ def _record(cls: type[VehicleModel], vehicles: list[dict], params: SimpleNamespa
             values = getattr(params, name)
             record.row(name)[:] = [np.nan if v is None else float(v) for v in values]
     record.row("mass")[:] = mass
-    record.row("wheel_radius")[:] = radius
+    record.row("gravity")[:] = gravity
+    record.row("wheel_radius")[:] = [v["wheel_diameter"] / 2.0 for v in vehicles]
+    record.row("wheelset_inertia")[:] = [v["wheelset_inertia"] for v in vehicles]
     record.row("adhesion")[:] = 1.0
     for name, spec in cls.states.items():
         record.row(name)[:] = spec.initial
@@ -321,8 +323,7 @@ class Train:
             rows = [vehicles[i] for i in index]
             idx = np.array(index)
             params = stack_params([cfg["params"] for cfg in rows], cls.params)
-            radius = np.array([v["wheel_diameter"] / 2.0 for v in (tables[i] for i in index)])
-            record = _record(cls, [tables[i] for i in index], params, self.mass[idx], radius)
+            record = _record(cls, [tables[i] for i in index], params, self.mass[idx], gravity)
             sources = sorted({cfg["_source"][0] or "<inline>" for cfg in rows})
             self.batches.append(Batch(
                 cls, idx, first_axle[idx][:, None] + np.arange(k)[None, :], params, record,

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..config import FreeTable, Param, Section
 from .brake import BRAKE_SCHEMA
+from .config import FreeTable, Param, Section
 from .state import StateSpec
 
 RESISTANCE_SCHEMA = {
@@ -111,8 +111,9 @@ VEHICLE_SCHEMA = {
 
 #: The values rrscore keeps in every vehicle record, before the plugin's own: the
 #: position and velocity (vehicle frame: + is the vehicle's own forward), mass (empty
-#: mass plus the payload carried) and wheel radius, one entry per vehicle.
-FRAMEWORK_ROWS = ("x", "v", "mass", "wheel_radius")
+#: mass plus the payload carried), the acceleration due to gravity (the scenario's), the
+#: wheel radius and one wheelset's moment of inertia, one entry per vehicle.
+FRAMEWORK_ROWS = ("x", "v", "mass", "gravity", "wheel_radius", "wheelset_inertia")
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,8 @@ class VehicleModel:
       ``veh.q_r``, ``veh.adhesion`` (the factor on the rail condition under each axle, 1
       unless sanding), the signals and the fields, from ``veh.v`` and the rest. ``veh``
       is the record: every declared name, plus ``count`` and ``axles`` (ints), ``x``,
-      ``v``, ``mass`` and ``wheel_radius`` (one entry per vehicle), ``q_a`` and ``q_r``
+      ``v``, ``mass``, ``gravity``, ``wheel_radius`` and ``wheelset_inertia`` (one entry
+      per vehicle; :data:`FRAMEWORK_ROWS`), ``q_a`` and ``q_r``
       (``(count, axles + 1)``) and ``adhesion`` (``(count, axles)``). The states' rows
       hold their values at ``t``.
     * ``rates(t, veh, s, ds)``: the derivatives of the states, ``ds.NAME[i]``, from their

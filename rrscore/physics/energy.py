@@ -24,6 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import law
+from .bodies import ENERGY_FLOWS
+
+#: The energy signals of every vehicle: each flow's cumulative work and the kinetic energy.
+ENERGY_SIGNALS = tuple(f"energy_{f}_J" for f in (*ENERGY_FLOWS, "kinetic"))
 
 
 @law

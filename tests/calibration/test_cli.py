@@ -6,7 +6,7 @@ import pytest
 
 from rrscore.calibration.model import KinematicModel
 from rrscore.calibration.sensors import read_log
-from rrscore.cli import main
+from rrscore.cli.main import main
 
 from .conftest import CONFIGS, SENSOR_LINE
 

@@ -10,7 +10,7 @@ import pytest
 
 from rrscore import Drive, load_scenario
 from rrscore.calibration.fit import Record, fit, get_value, load_record, write_fit
-from rrscore.errors import RrsError
+from rrscore.model.errors import RrsError
 
 from .conftest import CONFIGS
 
@@ -90,8 +90,8 @@ def test_fits_to_sensor_passing_times(tmp_path):
     # LevelLoco from rest to level 5 (10 m/s) past S01..S04: its acceleration (0.3 m/s^2)
     # recovered from the passing times alone, starting from 0.25
     from rrscore.calibration.sensors import RecordedDrive, load_layout, synthetic_log
-    from rrscore.config import Context
-    from rrscore.scenario import scenario_from_table
+    from rrscore.model.config import Context
+    from rrscore.run.scenario import scenario_from_table
 
     table = {"train": "trains/level_loco.toml", "route": "routes/sensor_line.toml",
              "start": {"position": "100 m"}, "driver": [{"at_time": 0.0, "set": {"level": 5}}],

@@ -10,10 +10,10 @@ import pytest
 from rrscore.calibration.estimation import calibrate
 from rrscore.calibration.model import ChangeModel, KinematicModel, LevelModel
 from rrscore.calibration.sensors import RecordedDrive, SensorLayout, load_layout, synthetic_log
-from rrscore.config import Context
-from rrscore.errors import RrsError
-from rrscore.scenario import scenario_from_table
-from rrscore.simulation import Drive
+from rrscore.model.config import Context
+from rrscore.model.errors import RrsError
+from rrscore.run.scenario import scenario_from_table
+from rrscore.run.drive import Drive
 
 from .conftest import CONFIGS, SENSOR_LINE
 

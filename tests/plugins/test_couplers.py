@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from rrscore.config import Context, check_value, validate
+from rrscore.model.config import Context, check_value, validate
 from rrscore.plugins.couplers import Linear, SA3DraftGear, SpringDamper, TableDraftGear
 
 NONE = SimpleNamespace()  # the states of a model without states

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rrscore.units import G
+from rrscore.model.units import G
 
 CAR = {"empty_mass": "23 t", "payload_mass": "69.5 t", "length": "13.92 m", "num_axis": 4,
        "wheel_diameter": "0.957 m", "wheelset_inertia": "96 kg*m^2",

@@ -1,0 +1,200 @@
+"""``rrs cab SCENARIO``: drive a scenario yourself, from the terminal, paced to real time.
+
+The drive is the same :class:`~rrscore.Drive` as ``rrs drive`` (same outputs, same
+driver program from the scenario); between control steps the cab
+
+* reads the terminal's keys (raw, one character at a time: ``termios``/``tty``) and
+  applies the lead vehicle's keys they are bound to (its plugin's ``key_bindings``,
+  digits for keys without one). A terminal cannot tell when a key is let go, so a
+  key *latches*: the first stroke presses it, the next releases it. ``q`` quits;
+* waits until wall-clock time catches up with simulated time divided by ``speedup``;
+* redraws a text dashboard: speed and limit, traction and brake force, the lead
+  vehicle's controls (its traction and brake levels), signals and states, in-train
+  force extremes, and the keys.
+
+Each key stroke is a driver event (``events.csv``: ``cab: press traction_up``).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import termios
+import time
+import tty
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from ..model.errors import RrsError, plugin_call
+from ..model.events import Event
+from .plugincheck import RESERVED_KEYS
+from ..run.scenario import Scenario
+from ..run.drive import Drive, DriveResult
+
+
+def bindings(model) -> dict[str, str]:
+    """Terminal character -> key of a vehicle model: its ``key_bindings``, then digits
+    1-9 (and letters after them) for keys without one, skipping characters in use."""
+    out = {c: k for k, c in model.key_bindings.items()}
+    spare = iter(c for c in "123456789abcdefghijklmnoprtuvxyz" if c not in out
+                 and c not in RESERVED_KEYS)
+    for key in model.keys:
+        if key not in model.key_bindings:
+            out[next(spare)] = key
+    return out
+
+
+@contextmanager
+def raw_keys(fd: int):
+    """Put the terminal ``fd`` into cbreak mode (keys arrive one by one, unechoed; Ctrl-C
+    still interrupts) and restore it afterwards; nothing to do if it is not a terminal."""
+    if not os.isatty(fd):
+        yield
+        return
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+class Cab:
+    """Paces a drive to real time, applies key strokes and draws the dashboard.
+
+    :param drive: the :class:`~rrscore.Drive` to run (not started yet).
+    :param speedup: simulated seconds per wall-clock second.
+    :param fd: where key strokes come from (a terminal or a pipe).
+    :param screen: where the dashboard goes.
+    :param clock: wall-clock time in seconds (for tests).
+    """
+
+    REDRAW_S = 0.1
+
+    def __init__(self, drive: Drive, speedup: float = 1.0, fd: int = 0,
+                 screen: IO[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        if not speedup > 0:
+            raise RrsError(f"--speedup: found {speedup:g}, expected a number > 0")
+        self.drive = drive
+        self.speedup = speedup
+        self.fd = fd
+        self.screen = screen or sys.stdout
+        self.clock = clock
+        tr = drive.train
+        self.batch = tr.batches[tr.batch_of[0]]
+        self.model = self.batch.model
+        self.row = np.array([tr.row_of[0]])
+        self.bindings = bindings(self.model)
+        self.latched: set[str] = set()
+        self.quit = False
+        self._eof = False
+        self._start = 0.0
+        self._drawn = -1.0
+
+    # ------------------------------------------------------------------ keys
+    def read_keys(self) -> str:
+        """The characters typed since the last call (never waits)."""
+        chars = ""
+        while not self._eof and select.select([self.fd], [], [], 0)[0]:
+            data = os.read(self.fd, 64)
+            if not data:
+                self._eof = True
+            chars += data.decode("utf-8", "replace")
+        return chars
+
+    def stroke(self, char: str) -> None:
+        """Act on one typed character: quit, or latch/unlatch the key bound to it."""
+        if char in RESERVED_KEYS:
+            self.quit = True
+            return
+        key = self.bindings.get(char)
+        if key is None:
+            return
+        pressed = key not in self.latched
+        run = self.drive.run_
+        with plugin_call(self.batch.describe("on_key"), run.t):
+            self.model.press(key, self.row, pressed)
+        (self.latched.add if pressed else self.latched.discard)(key)
+        run.dyn.log.append(Event(run.t, "driver", vehicle=0,
+                                 detail=f"cab: {'press' if pressed else 'release'} {key}"))
+
+    # ---------------------------------------------------------------- pacing
+    def tick(self, fraction: float, t: float, speed: float) -> None:
+        """The drive's progress call-back, at every control step: keys, dashboard, pace."""
+        for char in self.read_keys():
+            self.stroke(char)
+        if self.quit:
+            self.drive.run_.stop("quit")
+        now = self.clock()
+        if now - self._drawn >= self.REDRAW_S or fraction >= 1.0 or self.quit:
+            self.draw()
+            self._drawn = now
+        delay = self._start + t / self.speedup - self.clock()
+        if delay > 0 and not self.quit:
+            time.sleep(delay)
+
+    def run(self, out: str | Path) -> DriveResult:
+        """Drive to a stop condition (or ``q``), writing the usual outputs to ``out``."""
+        with raw_keys(self.fd):
+            self._start = self.clock()
+            self.draw()
+            result = self.drive.run(out, progress=self.tick, chunk=self.drive.run_.control_step)
+        self.screen.write("\n")
+        self.screen.flush()
+        return result
+
+    # ------------------------------------------------------------- dashboard
+    def dashboard(self) -> list[str]:
+        """The dashboard's lines."""
+        run, dyn, m = self.drive.run_, self.drive.dyn, self.model
+        y = run.solver.y
+        x, v = y[dyn.sx], y[dyn.sv]
+        front = float(x[0] + self.drive.train.half_length[0])
+        limit = self.drive.scenario.route.speed_limit(front)
+        r = self.row[0]
+        brake = float(m.Q_r[r, 0] + m.Q_r[r, 1:].sum() / m.wheel_radius[r])
+        lines = [
+            f"rrs cab: {self.drive.scenario.config['name']}   x{self.speedup:g} real time",
+            "",
+            f"time      {run.t:9.1f} s         distance {float(x[0]) - run.x0:10.0f} m",
+            f"speed     {abs(float(v[0])) * 3.6:9.1f} km/h      limit    "
+            + (f"{limit * 3.6:10.0f} km/h" if np.isfinite(limit) else "      none"),
+            f"traction  {float(dyn.traction_force().sum()) / 1e3:9.1f} kN        "
+            f"brake    {brake / 1e3:10.1f} kN",
+        ]
+        values = {name: getattr(m, name, None) for name in m.controls}  # levels the keys move
+        values.update({name: m.out.get(name) for name in m.signals})
+        values.update({name: getattr(m.state, name, None) for name in m.states})
+        for name, value in values.items():
+            if value is not None:
+                lines.append(f"  {name:28s} {float(np.asarray(value)[r]):12.4g}")
+        if self.drive.train.count > 1:
+            f = dyn.coupler_forces(y)
+            mon = run.monitor
+            lines.append(f"in-train  now: {f.max() / 1e3:8.1f} kN tension "
+                         f"{max(0.0, -f.min()) / 1e3:8.1f} kN compression")
+            lines.append(f"          max: {mon.tension.max() / 1e3:8.1f} kN tension "
+                         f"{mon.compression.max() / 1e3:8.1f} kN compression")
+        lines.append("")
+        for char, key in self.bindings.items():
+            mark = "[held]" if key in self.latched else ""
+            lines.append(f"  {char}  {key:20s} {mark:7s} {m.keys[key]}")
+        lines.append("  q  quit (outputs are written)")
+        return lines
+
+    def draw(self) -> None:
+        """Redraw the dashboard in place (ANSI: home, clear)."""
+        self.screen.write("\x1b[H\x1b[J" + "\n".join(self.dashboard()) + "\n")
+        self.screen.flush()
+
+
+def cab(scenario: Scenario, out: str | Path, speedup: float = 1.0, fd: int = 0,
+        screen: IO[str] | None = None) -> DriveResult:
+    """Drive ``scenario`` from the terminal ``fd``, paced to ``speedup`` x real time."""
+    return Cab(Drive(scenario), speedup, fd, screen).run(out)

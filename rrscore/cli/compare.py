@@ -1,0 +1,154 @@
+"""``rrs plot RUN_DIR...``: several drives' outputs on shared axes, to see what a change did.
+
+Reads each run directory's ``timeseries.csv`` and ``coupler_forces.csv`` (as ``rrs
+drive`` writes them) and draws one panel per signal group, every run in its own colour,
+against time or distance:
+
+* ``speed``: speed and the speed limit, km/h;
+* ``traction``: the train's traction force, and any recorded vehicle brake-force
+  columns (``v<i>_..brake.._N``), kN;
+* ``coupler``: the in-train force envelope over time, the largest tension and the
+  largest compression along the train at each sample, kN;
+* ``coupler_map``: a time-by-coupling map of in-train forces, one panel per run.
+
+The drive's own ``speed.png`` is drawn by :mod:`rrscore.outputs.plots` as before.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..model.errors import RrsError
+
+SIGNALS = ("speed", "traction", "coupler", "coupler_map")
+
+
+def read_csv(path: Path) -> dict[str, np.ndarray]:
+    """A CSV written by a drive, as ``{column: array}``."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    if not rows:
+        raise RrsError(f"{path}: empty file, expected a header and rows")
+    data = np.array(rows[1:], dtype=float).reshape(len(rows) - 1, len(rows[0]))
+    return {name: data[:, k] for k, name in enumerate(rows[0])}
+
+
+class RunData:
+    """One run directory's time series and coupler forces."""
+
+    def __init__(self, directory: str | Path, label: str) -> None:
+        self.dir = Path(directory)
+        self.label = label
+        series = self.dir / "timeseries.csv"
+        if not series.is_file():
+            raise RrsError(f"{self.dir}: no timeseries.csv; expected the output directory of "
+                           "`rrs drive` or `rrs cab`")
+        self.series = read_csv(series)
+        forces = self.dir / "coupler_forces.csv"
+        self.forces = read_csv(forces) if forces.is_file() else None
+
+    def axis(self, x: str, t: np.ndarray) -> np.ndarray:
+        """Time (s) or distance from the start (km) at times ``t``."""
+        s = self.series
+        if x == "time":
+            return t
+        return (np.interp(t, s["time_s"], s["position_m"]) - s["position_m"][0]) / 1000.0
+
+    def coupler_matrix(self) -> np.ndarray:
+        """In-train forces, shape ``(samples, couplings)``, N (tension +)."""
+        if self.forces is None:
+            raise RrsError(f"{self.dir}: no coupler_forces.csv (a single vehicle, or "
+                           "output.coupler_forces = false)")
+        cols = sorted((k for k in self.forces if k.startswith("c")),
+                      key=lambda k: int(k[1:].split("_")[0]))
+        return np.column_stack([self.forces[c] for c in cols])
+
+
+def _labels(dirs: Sequence[str | Path]) -> list[str]:
+    names = [Path(d).name or str(d) for d in dirs]
+    return names if len(set(names)) == len(names) else [str(d) for d in dirs]
+
+
+def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGNALS[:3],
+                   x: str = "time"):
+    """The comparison figure (a matplotlib ``Figure``) of ``run_dirs`` for ``signals``,
+    against ``x`` = ``"time"`` or ``"distance"``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    unknown = [s for s in signals if s not in SIGNALS]
+    if unknown or not signals:
+        raise RrsError(f"--signals: found {', '.join(unknown) or 'nothing'}, expected some of "
+                       + ", ".join(SIGNALS))
+    if x not in ("time", "distance"):
+        raise RrsError(f"--x: found {x!r}, expected 'time' or 'distance'")
+    runs = [RunData(d, label) for d, label in zip(run_dirs, _labels(run_dirs), strict=True)]
+    maps = "coupler_map" in signals
+    panels = [s for s in signals if s != "coupler_map"]
+    n = len(panels) + (len(runs) if maps else 0)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 2.8 * n + 0.6), dpi=100, squeeze=False,
+                             sharex=not maps)
+    axes = list(axes[:, 0])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    xlabel = "time (s)" if x == "time" else "distance (km)"
+    for ax, panel in zip(axes, panels, strict=False):
+        for k, run in enumerate(runs):
+            colour = colours[k % len(colours)]
+            _draw(ax, panel, run, x, colour)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+        ax.set_xlabel(xlabel)
+    if maps:
+        for ax, run in zip(axes[len(panels):], runs, strict=True):
+            f = run.coupler_matrix() / 1e3
+            t = run.forces["time_s"]
+            xs = run.axis(x, t)
+            lim = max(float(np.abs(f).max()), 1e-9)
+            image = ax.pcolormesh(xs, np.arange(f.shape[1]), f.T, cmap="RdBu_r", vmin=-lim,
+                                  vmax=lim, shading="nearest")
+            fig.colorbar(image, ax=ax, label="force (kN), tension +")
+            ax.set_ylabel("coupling")
+            ax.set_xlabel(xlabel)
+            ax.set_title(f"{run.label}: in-train forces", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _draw(ax, panel: str, run: RunData, x: str, colour: str) -> None:
+    s = run.series
+    xs = run.axis(x, s["time_s"])
+    if panel == "speed":
+        ax.plot(xs, s["speed_mps"] * 3.6, color=colour, label=f"{run.label}: speed")
+        limit = np.where(np.isfinite(s["speed_limit_mps"]), s["speed_limit_mps"], np.nan)
+        ax.plot(xs, limit * 3.6, color=colour, ls="--", lw=0.8, label=f"{run.label}: limit")
+        ax.set_ylabel("speed (km/h)")
+    elif panel == "traction":
+        ax.plot(xs, s["traction_force_N"] / 1e3, color=colour, label=f"{run.label}: traction")
+        for col in (c for c in s if "brake" in c and c.endswith("_N")):
+            ax.plot(xs, s[col] / 1e3, color=colour, ls=":", label=f"{run.label}: {col}")
+        ax.set_ylabel("force (kN)")
+    else:  # coupler envelope along the train, over time
+        f = run.coupler_matrix() / 1e3
+        xf = run.axis(x, run.forces["time_s"])
+        ax.plot(xf, f.max(axis=1), color=colour, label=f"{run.label}: max tension")
+        ax.plot(xf, f.min(axis=1), color=colour, ls="--", label=f"{run.label}: max compression")
+        ax.axhline(0.0, color="black", lw=0.6)
+        ax.set_ylabel("in-train force (kN)")
+
+
+def plot_runs(run_dirs: Sequence[str | Path], out: str | Path,
+              signals: Sequence[str] = SIGNALS[:3], x: str = "time") -> Path:
+    """Draw :func:`compare_figure` into the image file ``out`` and return its path."""
+    import matplotlib.pyplot as plt
+
+    fig = compare_figure(run_dirs, signals, x)
+    out = Path(out)
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -1,0 +1,44 @@
+"""``timeseries.csv`` (the scenario's signals) and ``coupler_forces.csv`` (every coupling's
+force), written block by block as the drive samples, so an interrupted drive keeps them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model.hookspecs import hookimpl
+from ..recorder import Recorder
+
+
+@hookimpl
+def rrs_drive_start(drive) -> None:
+    """Open the CSV files and write their headers."""
+    if drive.out_dir is None:
+        return
+    drive.store["timeseries"] = Recorder(drive.columns, drive.out_dir / "timeseries.csv",
+                                         keep=False)
+    n = drive.train.count
+    if drive.scenario.config["output"]["coupler_forces"] and n > 1:
+        drive.store["coupler_forces"] = Recorder(
+            ["time_s"] + [f"c{j}_force_N" for j in range(n - 1)],
+            drive.out_dir / "coupler_forces.csv", keep=False)
+
+
+@hookimpl
+def rrs_sample_rows(drive, t: np.ndarray, rows: np.ndarray) -> None:
+    """Write the rows, and every coupling's force at the same instants."""
+    series = drive.store.get("timeseries")
+    if series is None:
+        return
+    series.record_many(rows)
+    forces = drive.store.get("coupler_forces")
+    if forces is not None:
+        forces.record_many(np.column_stack([t, drive.sample_coupler_forces()]))
+
+
+@hookimpl
+def rrs_drive_end(drive, result) -> None:
+    """Flush and close the files."""
+    for name in ("timeseries", "coupler_forces"):
+        rec = drive.store.pop(name, None)
+        if rec is not None:
+            rec.close()

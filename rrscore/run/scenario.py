@@ -1,0 +1,376 @@
+"""Scenarios: a train on a route with a start, a solver, a driver program, stop
+conditions and outputs; and checking any config file (``rrs validate``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomli_w
+
+from ..driving.autodriver import AUTODRIVER_SCHEMA, check_autodriver
+from ..driving.program import ACTION_SCHEMA, Action, check_actions
+from ..model.config import (
+    Context,
+    Include,
+    Param,
+    Section,
+    TableList,
+    freeze,
+    include,
+    load_toml,
+    load_top_table,
+    resolve_plugin_dirs,
+    strip_private,
+    thaw,
+    validate,
+)
+from ..model.track import MAX_LENGTH, ROUTE_SCHEMA, Route
+from ..model.train import TRAIN_SCHEMA, Train, resolve_train
+from ..model.units import G
+from ..model.vehicle import VEHICLE_SCHEMA
+from .plugins import PATH_ENV, Registry, load_registry
+from .signals import BRAKE_SIGNALS, COUPLING_SIGNALS, VEHICLE_SIGNALS
+
+#: Fastest start speed, m/s (720 km/h): above every rail speed record.
+MAX_SPEED = 200.0
+
+SCENARIO_SCHEMA = {
+    "name": Param(kind=str, default="scenario", doc="scenario name"),
+    "train": Include(TRAIN_SCHEMA, "train: a path to a train file or an inline table", "train",
+                     file_key="train"),
+    "route": Include(ROUTE_SCHEMA, "route: a path to a route file or an inline table", "route",
+                     file_key="route"),
+    "plugin_dirs": Param(kind=list, item=str, default=[],
+                         doc="plugin directories, relative to this file"),
+    "dynamics": Param(kind=str, default="multibody", choices=("multibody", "rigid", "events"),
+                      doc="how the train moves: 'multibody' (every vehicle a body, joined by "
+                          "its couplers), 'rigid' (the train as one body with the forces "
+                          "summed where each vehicle stands, as point-mass simulators do: "
+                          "no slack or coupler dynamics, steps of about a second) or "
+                          "'events' (vehicles rolling free, no traction or brakes, run from "
+                          "event to event by the free-car engine: see "
+                          "rrscore/eventscenario.py)"),
+    "start": Section({
+        "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
+                          "the route", min=-MAX_LENGTH, max=MAX_LENGTH),
+        "point": Param(kind=str, default=None, doc="start with the front at a named route "
+                       "point instead"),
+        "speed": Param("m/s", 0.0, "initial speed of every vehicle", min=-MAX_SPEED,
+                       max=MAX_SPEED),
+        "slack": Param(kind=str, default="neutral", choices=("neutral", "bunched", "stretched"),
+                       doc="initial coupler slack"),
+        "brakes": Param(kind=str, default="charged", choices=("charged", "empty"),
+                        doc="air brake at the start: 'charged' (pipe and reservoirs at the "
+                            "driver's valve's running pressure, cylinders empty) or 'empty' "
+                            "(all at atmospheric pressure)"),
+        "speeds": Param("m/s", None, "initial speed per vehicle, overriding speed", kind=list,
+                        min=-MAX_SPEED, max=MAX_SPEED),
+        "gaps": Param("m", None, "extra distance per coupling at the start, beyond the slack",
+                      kind=list, min=-MAX_LENGTH, max=MAX_LENGTH),
+    }),
+    "environment": Section({
+        "wind": Param("m/s", 0.0, "wind speed along the track, + blowing towards +x (a tailwind "
+                      "for the train); acts through vehicle.resistance.air_cd_a", min=-100.0,
+                      max=100.0),
+        "air_density": Param("kg/m^3", 1.225, "air density for the air_cd_a force (ISA sea "
+                             "level by default)", min=0.0, exclusive_min=True, max=10.0),
+        "gravity": Param("m/s^2", G, "acceleration due to gravity: weight, grade forces and "
+                         "resistances given per weight (published simulators use 9.8, "
+                         "9.80155 or 9.80665)", min=9.7, max=9.9),
+    }),
+    "solver": Section({
+        "method": Param(kind=str, default="rk45", doc="solver name (see `rrs plugins`)"),
+        "step": Param("s", 0.01, "fixed step (rk4) or first step (adaptive)", min=0.0,
+                      exclusive_min=True),
+        "rtol": Param(kind=float, default=1e-6, doc="relative tolerance (adaptive)", min=0.0),
+        "atol": Param(kind=float, default=2e-8,
+                      doc="absolute tolerance on velocities, m/s (adaptive); small enough "
+                      "that rtol, not atol, sets the error of coupler oscillations (see the "
+                      "README)", min=0.0,
+                      exclusive_min=True),
+        "position_tol": Param("m", 1e-5, "absolute tolerance on positions (adaptive)", min=0.0,
+                              exclusive_min=True),
+        "max_step": Param("s", 0.5, "largest step (adaptive)", min=0.0, exclusive_min=True),
+        "control_step": Param("s", 0.05, "period of plugin steps and driver actions", min=0.0,
+                              exclusive_min=True),
+    }),
+    "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
+    "autodriver": Section(AUTODRIVER_SCHEMA, "the built-in driver (see rrscore/autodriver.py)"),
+    "stop": Section({
+        "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
+                          exclusive_min=True),
+        "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0,
+                              max=MAX_LENGTH),
+        "at_position": Param("m", None, "stop when the train's front passes this",
+                             min=-MAX_LENGTH, max=MAX_LENGTH),
+        "at_point": Param(kind=str, default=None, doc="stop when the train's front passes a point"),
+        "standstill": Param(kind=bool, default=False,
+                            doc="stop when the whole train stands still after having moved"),
+        "standstill_speed": Param("m/s", 0.01, "speed below which a vehicle counts as standing",
+                                  min=0.0),
+    }),
+    "output": Section({
+        "sample_interval": Param("s", 1.0, "time between rows of timeseries.csv", min=0.0,
+                                 exclusive_min=True),
+        "vehicles": Param(kind=list, item=int, default=[], doc="vehicles to record"),
+        "vehicle_signals": Param(kind=list, item=str, default=["speed_mps"],
+                                 doc="signals per recorded vehicle"),
+        "couplings": Param(kind=list, item=int, default=[], doc="couplings to record"),
+        "coupling_signals": Param(kind=list, item=str, default=["force_N"],
+                                  doc="signals per recorded coupling"),
+        "coupler_forces": Param(kind=bool, default=True,
+                                doc="write every coupling's force to coupler_forces.csv"),
+        "plots": Param(kind=bool, default=True, doc="write speed.png and force_envelope.png"),
+    }),
+}
+"""The ``[scenario]`` table."""
+
+#: The registries of unpickled scenarios, by plugin directories and ``RRS_PLUGIN_PATH``:
+#: loading the plugins afresh for each took about an eighth of a short sweep case's time
+#: where every case came with its own copy of the scenario. (Plugins keep no state
+#: between drives, so the scenarios of one process share a registry.)
+_REGISTRIES: dict[tuple[tuple[str, ...], str], Registry] = {}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A checked scenario: an immutable description of a test drive.
+
+    It holds the resolved config (read-only, every default filled in, SI
+    units), the route, the checked driver actions and where it came from. It
+    holds no plugin objects and no state of any run: each run builds its own
+    train from it (:meth:`build_train`), so one scenario runs any number of
+    times, in any process, with the same result. It pickles (the plugin
+    registry is found again in the receiving process, from ``plugin_dirs``).
+    """
+
+    config: Mapping[str, Any]
+    file: str | None
+    route: Route
+    actions: tuple[Action, ...]
+    start_position: float
+    stop_position: float | None
+    plugin_dirs: tuple[str, ...] = ()
+    _registry: Registry | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def registry(self) -> Registry:
+        """The plugins this scenario was checked against (after unpickling: loaded again,
+        once per process for the same plugin directories)."""
+        if self._registry is None:
+            key = (self.plugin_dirs, os.environ.get(PATH_ENV, ""))
+            if key not in _REGISTRIES:
+                _REGISTRIES[key] = load_registry(self.plugin_dirs)
+            object.__setattr__(self, "_registry", _REGISTRIES[key])
+        return self._registry  # type: ignore[return-value]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_registry"] = None  # classes from plugin directories do not travel
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def build_train(self) -> Train:
+        """A new :class:`Train` with fresh vehicle-model objects, for one run."""
+        return Train(self.config["train"], self.registry, self.config["environment"]["gravity"])
+
+    @property
+    def train(self) -> Train:
+        """A new train built from this scenario (see :meth:`build_train`); for checks."""
+        return self.build_train()
+
+    def with_values(self, values: Mapping[str, Any]) -> Scenario:
+        """A new scenario with some keys changed, checked like a file: ``values`` maps
+        dotted key paths of the ``[scenario]`` table to values, with units as in a file
+        (``{"stop.max_time": "10 min", "train.vehicles[1].payload_fraction": 0.5}``).
+        This scenario is left as it is."""
+        table = strip_private(thaw(self.config))
+        for path, value in values.items():
+            _set_path(table, path, value)
+        ctx = Context(self.file or "<scenario>", "scenario", Path.cwd())
+        return scenario_from_table(table, ctx, self.registry, self.plugin_dirs)
+
+    def resolved(self) -> dict[str, Any]:
+        """The whole scenario with defaults filled in and units normalised (SI)."""
+        return {"scenario": strip_private(thaw(self.config))}
+
+    def write_resolved(self, path: str | Path) -> None:
+        """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
+        Path(path).write_text(tomli_w.dumps(self.resolved()), encoding="utf-8")
+
+
+def _set_path(table: dict[str, Any], path: str, value: Any) -> None:
+    """Set ``a.b[2].c`` in nested tables and lists; KeyError naming the path if absent."""
+    node: Any = table
+    parts = path.replace("]", "").replace("[", ".").split(".")
+    for i, part in enumerate(parts):
+        key: Any = int(part) if part.isdigit() else part
+        last = i == len(parts) - 1
+        try:
+            if last:
+                if isinstance(node, dict) or (isinstance(node, list) and key < len(node)):
+                    node[key] = value
+                else:
+                    raise KeyError(key)
+            else:
+                node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"scenario has no key {path!r}") from None
+
+
+def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:
+    for i, v in enumerate(values):
+        if limit is not None:
+            if not 0 <= v < limit:
+                raise ctx.child(i).error(
+                    f"found {v}, expected a {what} index from 0 to {limit - 1}")
+        elif v not in allowed:
+            raise ctx.child(i).error(f"found {v!r}, expected one of {', '.join(allowed)}")
+
+
+def scenario_from_table(data: dict[str, Any], ctx: Context,
+                        registry: Registry | None = None,
+                        plugin_dirs: list[str | Path] = ()) -> Scenario:
+    """Check a ``[scenario]`` table and build its train and route."""
+    cfg = validate(data, SCENARIO_SCHEMA, ctx)
+    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs)
+    if registry is None:
+        registry = load_registry(all_dirs)
+    solver = cfg["solver"]["method"]
+    if solver not in registry.solvers:
+        raise ctx.child("solver").child("method").error(
+            f"found {solver!r}, expected a solver: one of {', '.join(sorted(registry.solvers))}")
+    route = Route.from_config(cfg["route"])
+    resolve_train(cfg["train"], registry)
+    train = Train(cfg["train"], registry, cfg["environment"]["gravity"])
+
+    start = cfg["start"]
+    position = start["position"]
+    if start["point"] is not None:
+        if start["point"] not in route.points:
+            raise ctx.child("start").child("point").error(
+                f"found {start['point']!r}, expected a point of the route: "
+                + (", ".join(route.points) or "(none)"))
+        position = route.points[start["point"]]
+    stop = cfg["stop"]
+    stop_position = stop["at_position"]
+    if stop["at_point"] is not None:
+        if stop["at_point"] not in route.points:
+            raise ctx.child("stop").child("at_point").error(
+                f"found {stop['at_point']!r}, expected a point of the route: "
+                + (", ".join(route.points) or "(none)"))
+        stop_position = route.points[stop["at_point"]]
+
+    for key, want in (("speeds", train.count), ("gaps", train.count - 1)):
+        if start[key] is not None and len(start[key]) != want:
+            raise ctx.child("start").child(key).error(
+                f"found {len(start[key])} values, expected {want} (one per "
+                f"{'vehicle' if key == 'speeds' else 'coupling'})")
+    out = ctx.child("output")
+    _check_names(cfg["output"]["vehicles"], None, train.count, out.child("vehicles"), "vehicle")
+    _check_names(cfg["output"]["couplings"], None, train.count - 1, out.child("couplings"),
+                 "coupling")
+    plugin_signals = {s for b in train.batches for s in (*b.cls.signals, *b.cls.states)}
+    brake_signals = BRAKE_SIGNALS if train.has_air_brake else ()
+    _check_names(cfg["output"]["vehicle_signals"],
+                 [*VEHICLE_SIGNALS, *brake_signals, *sorted(plugin_signals)],
+                 None, out.child("vehicle_signals"), "signal")
+    _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
+                 out.child("coupling_signals"), "signal")
+    for k, signal in enumerate(cfg["output"]["vehicle_signals"]):
+        if signal in VEHICLE_SIGNALS or signal in brake_signals:
+            continue
+        for i in cfg["output"]["vehicles"]:  # a plugin's signal: every recorded vehicle has it
+            model = train.batches[train.batch_of[i]].cls
+            if signal not in model.signals and signal not in model.states:
+                raise out.child("vehicle_signals").child(k).error(
+                    f"found {signal!r}, but vehicle {i} ({model.type_name}) has no such "
+                    f"signal; expected one of {', '.join(VEHICLE_SIGNALS)}"
+                    + "".join(f", {s}" for s in (*model.signals, *model.states)))
+    actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
+    if cfg["dynamics"] == "rigid":  # one body cannot part or stand apart
+        for k, a in enumerate(actions):
+            if a.uncouple is not None:
+                raise ctx.child("driver").child(k).child("uncouple").error(
+                    f"found {a.uncouple}, expected no uncoupling in a rigid train "
+                    "(dynamics = 'rigid'); use dynamics = 'multibody'")
+        if not train.couplings.coupled.all():
+            j = int(np.flatnonzero(~train.couplings.coupled)[0])
+            raise ctx.child("dynamics").error(
+                f"found 'rigid', but coupling {j} of the train is not coupled; expected "
+                "'multibody' for a train whose vehicles stand apart")
+    check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
+    scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
+                        all_dirs, registry)
+    if cfg["dynamics"] == "events":  # checked now: the free-car engine refuses what it lacks
+        from ..yard.eventscenario import yard_from_scenario
+
+        yard_from_scenario(scenario)
+    return scenario
+
+
+def load_scenario(path: str | Path, registry: Registry | None = None,
+                  plugin_dirs: list[str | Path] = ()) -> Scenario:
+    """Load and check a scenario file (``[scenario]`` table), its train, vehicles and route."""
+    table, ctx = load_top_table(path, "scenario")
+    return scenario_from_table(table, ctx, registry, plugin_dirs)
+
+
+KINDS = ("scenario", "yard", "network", "train", "route", "vehicle")
+
+
+def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
+    """Check any config file (its kind is its top-level table); return a one-line summary."""
+    p = Path(path)
+    data = load_toml(p, "config")
+    full = str(p.resolve())
+    ctx = Context(str(path), "", p.resolve().parent)
+    kind = next((k for k in KINDS if k in data), None)
+    if kind is None:
+        raise ctx.error(
+            "found top-level keys " + (", ".join(data) or "(none)")
+            + f", expected one of the tables [{'], ['.join(KINDS)}]")
+    if kind == "scenario":
+        sc = load_scenario(p, plugin_dirs=plugin_dirs)
+        return (f"scenario {sc.config['name']!r}: {sc.train.count} vehicles, "
+                f"{sc.train.total_mass / 1000:.0f} t, route {sc.route.length:.0f} m")
+    if kind == "yard":
+        from ..yard.yard import load_yard
+
+        yard = load_yard(p, plugin_dirs=plugin_dirs)
+        return (f"yard scenario {yard.config['name']!r}: {yard.cars.length.size} cars in "
+                f"{len(yard.cut_names)} cuts on network {yard.network.name!r}")
+    if kind == "network":
+        from ..yard.network import load_network
+
+        net = load_network(p)
+        return (f"network {net.name!r}: {len(net.tracks)} tracks, {len(net.switches)} "
+                f"switches, {sum(t.length for t in net.tracks):.0f} m of track")
+    registry = load_registry(plugin_dirs)
+    if kind == "route":
+        route = Route.from_config(include(full, Include(ROUTE_SCHEMA, what="route",
+                                                          file_key="route"), ctx))
+        return f"route {route.name!r}: {len(route.starts)} elements, {route.length:.0f} m"
+    if kind == "train":
+        body = include(full, Include(TRAIN_SCHEMA, what="train", file_key="train"), ctx)
+        resolve_train(body, registry)
+        train = Train(body, registry)
+        return f"train {train.name!r}: {train.count} vehicles, {train.total_mass / 1000:.0f} t"
+    # a vehicle file: check it the way a train would use it
+    vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
+    body = {"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
+            "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
+                          "orientation": "forward", "coupling": {}, "coupled": True,
+                          "brake_pipe_connected": True, "open_rear_cock": False}],
+            "_source": (str(p), "", str(p.resolve().parent))}
+    resolve_train(body, registry)
+    train = Train(body, registry)
+    name = vehicle["vehicle"]["name"] or train.batches[0].type_name
+    return f"vehicle {name!r} ({train.batches[0].type_name})"

@@ -1,0 +1,119 @@
+"""The signals a scenario records per vehicle and per coupling (``output.vehicle_signals``,
+``output.coupling_signals``), at a sample's state.
+
+Per vehicle: its position, speed and acceleration, the drive force demanded of it, the
+largest slip of its axles, its energy flows and kinetic energy, the plugin's signals and
+states, and the air brake's pressures and force where it has the part (NaN elsewhere).
+Per coupling: its force, deflection, whether it is coupled, and the work taken up by it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..engine import multibody as mb
+from ..physics.energy import ENERGY_SIGNALS
+from ..physics.wheelsets import creep_slip_of, rail_force_needed
+
+if TYPE_CHECKING:
+    from .run import Run
+
+#: Every vehicle has these signals (the plugin's own are added per type).
+VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
+                   "max_slip_mps", *ENERGY_SIGNALS)
+#: The air brake's signals, NaN on vehicles without the part.
+BRAKE_SIGNALS = ("brake_pipe_Pa", "brake_cylinder_Pa", "aux_reservoir_Pa",
+                 "equalizing_reservoir_Pa", "air_brake_force_N")
+COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
+
+
+def vehicle_signal(run: Run, name: str, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Signal ``name`` of every vehicle at ``(t, y)`` (derivative ``f``), NaN where a
+    vehicle has no such signal."""
+    system, tr = run.system, run.train
+    lay = system.lay
+    n = lay.n
+    if name == "position_m":
+        return y[lay.sx:lay.sx + n].copy()
+    if name == "speed_mps":
+        return y[lay.sv:lay.sv + n].copy()
+    if name == "accel_mps2":
+        return f[lay.sv:lay.sv + n].copy()
+    if name == "traction_force_N":
+        return system.traction_force()
+    if name == "max_slip_mps":
+        return _max_slip(run, y, f)
+    if name == "energy_kinetic_J":
+        return system.kinetic(y)
+    if name.startswith("energy_"):
+        return y[system.energy_slices[name[len("energy_"):-len("_J")]]].copy()
+    if name in BRAKE_SIGNALS:
+        brake = getattr(run, "airbrake", None)
+        return np.full(n, np.nan) if brake is None else brake.signal(name, t)
+    col = np.full(n, np.nan)
+    for b in tr.batches:
+        if name in b.record.fields:
+            col[b.index] = b.record.row(name)
+        elif name in b.cls.states:
+            col[b.index] = y[system.layout[_state_block(system, b, name)]]
+    return col
+
+
+def _state_block(system, batch, name: str) -> str:
+    for block in system.layout.blocks:
+        if block.endswith(f".{name}") and system.layout[block].stop - system.layout[block].start \
+                == batch.count:
+            return block
+    raise KeyError(name)
+
+
+def _max_slip(run: Run, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """Each vehicle's largest axle slip ``|omega r - v|``, a rolling axle's its creep slip."""
+    system, tr = run.system, run.train
+    lay, ax = system.lay, system.sys.axles
+    y = system.full_state(y)
+    v = y[lay.sv + ax.vehicle]
+    a = f[lay.sv + ax.vehicle]
+    slip = y[lay.somega:lay.somega + lay.na] * ax.radius - v
+    need = rail_force_needed(v, a, ax.torque, ax.brake, ax.radius, ax.mass_equiv)
+    creep = creep_slip_of(ax, system.sys.laws, need, v)
+    slip = np.abs(np.where(ax.rolling != 0.0, creep, slip))
+    out = np.zeros(tr.count)
+    np.maximum.at(out, tr.axle_vehicle, slip)
+    return out
+
+
+def coupling_signal(run: Run, name: str, y: np.ndarray) -> np.ndarray:
+    """Signal ``name`` of every coupling at ``y``."""
+    system = run.system
+    lay = system.lay
+    if name == "force_N":
+        return system.coupler_forces(y)
+    if name == "deflection_m":
+        x = y[lay.sx:lay.sx + lay.n]
+        return x[:-1] - x[1:] - system.sys.couplings.nominal
+    if name == "coupled":
+        return system.sys.couplings.coupled.copy()
+    return y[system.coupler_work].copy()
+
+
+def signal_values(run: Run, t: float, y: np.ndarray) -> list[float]:
+    """The recorded vehicles' signals then the recorded couplings', as :attr:`Run.columns`
+    lists them (vehicle by vehicle, coupling by coupling)."""
+    out = run.scenario.config["output"]
+    f = np.empty(run.system.size)
+    mb.rhs(run.system.sys, run.system.fns, t, y, f, False)
+    values: list[float] = []
+    if out["vehicles"]:
+        chosen = np.asarray(out["vehicles"], dtype=int)
+        table = np.column_stack([vehicle_signal(run, s, t, y, f)[chosen]
+                                 for s in out["vehicle_signals"]])
+        values += table.ravel().tolist()
+    if out["couplings"]:
+        chosen = np.asarray(out["couplings"], dtype=int)
+        table = np.column_stack([coupling_signal(run, s, y)[chosen]
+                                 for s in out["coupling_signals"]])
+        values += table.ravel().tolist()
+    return values

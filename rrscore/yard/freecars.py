@@ -1,0 +1,679 @@
+"""Cars rolling free on one route, stepped from event to event (the engine of seed 001).
+
+A yard holds many cars that move freely and meet now and then. Between two such
+meetings every force on a car is held constant, so each car (or group of cars moving
+together) runs at a constant acceleration and the time to the next event has a closed
+form:
+
+* **contact**: the gap between neighbours closes, the least non-negative root of
+  ``gap - (v_rear - v_front) t - (a_rear - a_front) t^2 / 2 = 0``
+  (:func:`contact_time`);
+* **tension**: the slack of a coupled pair runs out while they move apart (the same
+  root, for ``slack - gap``);
+* **stop**: a group's speed reaches zero under friction (:func:`stop_time`), where
+  friction, which opposes motion, would flip; the group then stands still if friction
+  holds it, or runs back.
+
+The engine advances every car to the earliest event, acts on it and repeats. Cars
+that meet below the coupling speed couple and move on as one group with their common
+momentum; faster, they part again with the configured ``restitution`` (0: they stay
+together, perfectly inelastic; 1: elastic). A group splits again where a joint would
+have to pull (an uncoupled contact) or push (a coupled pair at full slack, moving
+apart): the joint forces of a group follow from its members' forces and the group's
+one acceleration, as for a rigid train (:func:`rrscore.bodies.rigid_coupler_forces`).
+
+Each event touches only the groups it concerns: every group keeps its own motion
+since its last change (position offset, speed and acceleration from a reference time),
+and the predicted events sit in a heap, each tagged with the versions of the groups it
+was predicted from, so that predictions a later event spoiled are skipped when they
+come up. An event therefore costs about the same in a yard of 10,000 cars as in one of
+ten.
+
+Cars are indexed in order along the route (car ``i + 1`` ahead of car ``i``); pair
+``j`` is cars ``j`` and ``j + 1``. Masses are effective masses, rotating wheelsets
+included, and momentum is conserved in them. Forces (gravity along the grade, a winch)
+and friction (rolling resistance, brakes, chocks) are per car and constant over a
+call of :meth:`FreeCars.advance`; a caller following a varying profile updates them
+between shorter calls, as seed 001 suggests.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+
+import numpy as np
+
+from ..physics import resistance
+from ..physics.bodies import rigid_coupler_forces
+from ..model.events import Event
+
+#: Two faces closer than this are touching, m.
+GAP_TOL = 1e-9
+#: Speeds closer than this are equal, m/s.
+SPEED_TOL = 1e-12
+#: Below this closing speed an impact does not bounce, m/s: cars pressed together by
+#: gravity would otherwise bounce ever smaller, without end, in finite time.
+REST_SPEED = 1e-3
+
+
+def contact_time(gap: float, v_rear: float, v_front: float, a_rear: float,
+                 a_front: float) -> float:
+    """Time until a rear body closes a ``gap`` to a front body, both at constant
+    acceleration: the least non-negative root of ``gap = b t + a t^2`` with
+    ``b = v_rear - v_front`` and ``a = (a_rear - a_front) / 2``; ``inf`` if the gap
+    never closes. A gap already closed (``gap <= 0``) gives 0 if the bodies are closing
+    or about to; if they are parting but accelerating back, the time they meet again."""
+    b = v_rear - v_front
+    a = 0.5 * (a_rear - a_front)
+    if gap <= 0.0:
+        if b > 0.0 or (b == 0.0 and a > 0.0):
+            return 0.0
+        return -b / a if b < 0.0 and a > 0.0 else math.inf
+    if a == 0.0:
+        return gap / b if b > 0.0 else math.inf
+    disc = b * b + 4.0 * a * gap
+    if disc < 0.0:
+        return math.inf
+    # the roots of a t^2 + b t - gap = 0, without cancellation
+    q = -0.5 * (b + math.copysign(math.sqrt(disc), b if b != 0.0 else 1.0))
+    roots = [r for r in (q / a, -gap / q if q != 0.0 else math.inf) if r >= 0.0]
+    return min(roots) if roots else math.inf
+
+
+def stop_time(v: float, a_other: float, a_friction: float) -> float:
+    """Time until a body at speed ``v`` stops, under an acceleration ``a_other`` from
+    every force but friction and a friction deceleration of size ``a_friction``
+    against the motion; 0 if it stands, ``inf`` if it never stops (the other forces
+    win, or nothing slows it)."""
+    if v == 0.0:
+        return 0.0
+    a = a_other - math.copysign(abs(a_friction), v)
+    if a == 0.0 or a * v > 0.0:
+        return math.inf
+    return -v / a
+
+
+class _Group:
+    """Cars ``i0 .. i1 - 1`` moving as one. A member's position is its reference
+    position plus ``off`` plus the run since ``t0``: ``v0 (t - t0) + a (t - t0)^2 / 2``."""
+
+    __slots__ = ("i0", "i1", "mass", "force", "friction", "t0", "off", "v0", "accel",
+                 "share", "wall", "version", "prev", "next", "alive")
+
+    def __init__(self, i0: int, i1: int, t0: float, v0: float) -> None:
+        self.i0, self.i1, self.t0, self.v0 = i0, i1, t0, v0
+        self.off = 0.0
+        self.mass = self.force = self.friction = self.accel = self.share = 0.0
+        self.wall = 0.0  # a buffer stop's push on the group (+ forward), N
+        self.version = 0
+        self.prev: _Group | None = None
+        self.next: _Group | None = None
+        self.alive = True
+
+    def run(self, t: float) -> float:
+        """Distance run since ``t0``."""
+        tau = t - self.t0
+        return self.v0 * tau + 0.5 * self.accel * tau * tau
+
+    def speed(self, t: float) -> float:
+        return self.v0 + self.accel * (t - self.t0)
+
+
+class FreeCars:
+    """Cars on one route, advanced from event to event.
+
+    :param position: each car's centre along the route, m, in increasing order.
+    :param length: each car's length over buffers, m.
+    :param mass: each car's effective mass (rotating wheelsets included), kg.
+    :param velocity: each car's speed along the route, m/s.
+    :param force: each car's signed force along the route other than friction, N
+        (gravity along the grade, a winch).
+    :param friction: each car's Coulomb friction, N (rolling resistance, brakes,
+        chocks): it opposes motion, and holds a standing car up to its size.
+    :param coupled: for each pair, whether it is coupled (its gap can then open only
+        up to ``slack``).
+    :param slack: for each pair, how far the faces of a coupled pair may part, m.
+    :param coupling_speed: for each pair, the closing speed up to which it couples on
+        contact, m/s (0: it never does).
+    :param restitution: the share of the closing speed cars part with after an impact
+        that does not couple (0 to 1); also what a car keeps of its speed, reversed, after
+        hitting a buffer stop.
+    :param buffer_stops: where the buffer stops at the two ends of the route stand, m
+        (the faces the cars meet); no car passes them.
+    :param buffer_stiffness: stiffness of a buffer stop's spring, N/m (one for both, or
+        ``(rear, front)``): it sets the peak force of an impact, ``u sqrt(k M)`` for a
+        group of mass ``M`` at speed ``u``.
+    :param open_ends: for the rear and the front end of the route, whether it is open
+        rather than a buffer stop: a car reaching it is not stopped; :meth:`advance`
+        returns there instead, with :attr:`reached` naming the end, for the caller to
+        decide what happens (a network: the car runs through a switch set against it).
+    :param t: simulated time of the state given, s.
+
+    :attr:`force` and :attr:`friction` may be changed between calls of :meth:`advance`
+    (a brake released, a winch pulling); :attr:`x`, :attr:`v` and :attr:`joined` are
+    the state at :attr:`t`.
+    """
+
+    def __init__(self, position, length, mass, velocity, force, friction,
+                 coupled=None, slack=0.0, coupling_speed=0.0, restitution: float = 0.0,
+                 buffer_stops: tuple[float, float] = (-math.inf, math.inf),
+                 buffer_stiffness: float = 2e6,
+                 open_ends: tuple[bool, bool] = (False, False), t: float = 0.0) -> None:
+        x = np.array(position, dtype=float)
+        n = x.size
+        self.length = np.broadcast_to(np.asarray(length, dtype=float), (n,)).copy()
+        self.mass = np.broadcast_to(np.asarray(mass, dtype=float), (n,)).copy()
+        v = np.broadcast_to(np.asarray(velocity, dtype=float), (n,)).copy()
+        self.force = np.broadcast_to(np.asarray(force, dtype=float), (n,)).copy()
+        self.friction = np.abs(np.broadcast_to(np.asarray(friction, dtype=float), (n,)))
+        pairs = max(n - 1, 0)
+        self.coupled = (np.zeros(pairs, dtype=bool) if coupled is None
+                        else np.broadcast_to(np.asarray(coupled, dtype=bool), (pairs,)).copy())
+        self.slack = np.broadcast_to(np.asarray(slack, dtype=float), (pairs,)).copy()
+        self.coupling_speed = np.broadcast_to(np.asarray(coupling_speed, dtype=float),
+                                              (pairs,)).copy()
+        if not 0.0 <= restitution <= 1.0:
+            raise ValueError(f"restitution {restitution!r} is not between 0 and 1")
+        self.restitution = float(restitution)
+        if n and not (self.mass > 0).all():
+            raise ValueError("every car needs a positive mass")
+        half = 0.5 * self.length
+        gaps = (x[1:] - half[1:]) - (x[:-1] + half[:-1])
+        if (gaps < -GAP_TOL).any():
+            j = int(np.flatnonzero(gaps < -GAP_TOL)[0])
+            raise ValueError(f"cars {j} and {j + 1} overlap (or are out of order)")
+        if (gaps > self.slack + GAP_TOL)[self.coupled].any():
+            raise ValueError("a coupled pair stands further apart than its slack")
+        self.buffer_stops = (float(buffer_stops[0]), float(buffer_stops[1]))
+        # one stiffness for both stops, or (rear, front)
+        self.buffer_stiffness = tuple(float(k) for k in np.broadcast_to(
+            np.asarray(buffer_stiffness, dtype=float), (2,)))
+        self.open_ends = (bool(open_ends[0]), bool(open_ends[1]))
+        #: The open end ("rear" or "front") a car reached, ending the last
+        #: :meth:`advance` early; None if it ran to its end time.
+        self.reached: str | None = None
+        if n and (x[0] - half[0] < self.buffer_stops[0] - GAP_TOL
+                  or x[-1] + half[-1] > self.buffer_stops[1] + GAP_TOL):
+            raise ValueError("a car stands beyond a buffer stop")
+        self._ref = x  # positions, less each group's offset and run
+        self._x = self._v = None  # x and v at t, once asked for
+        self.t = float(t)
+        # every car a group of its own to begin with, linked in order from the rear one
+        self._head: _Group | None = None
+        prev = None
+        for i in range(n):
+            g = _Group(i, i + 1, self.t, float(v[i]))
+            g.prev = prev
+            if prev is None:
+                self._head = g
+            else:
+                prev.next = g
+            prev = g
+        self._heap: list = []
+        self._seq = itertools.count()
+        self.log: list[Event] = []
+        #: Events acted on so far, by kind: contact, tension, stop, buffer stop.
+        self.counts = {"contact": 0, "tension": 0, "stop": 0, "buffer stop": 0}
+
+    # ------------------------------------------------------------------ the state
+    def _chain(self) -> list[_Group]:
+        out, g = [], self._head
+        while g is not None:
+            out.append(g)
+            g = g.next
+        return out
+
+    @property
+    def x(self) -> np.ndarray:
+        """Each car's centre at :attr:`t`, m (read-only; kept until the next advance)."""
+        if self._x is None:
+            x = self._ref.copy()
+            for g in self._chain():
+                x[g.i0:g.i1] += g.off + g.run(self.t)
+            x.flags.writeable = False
+            self._x = x
+        return self._x
+
+    @property
+    def v(self) -> np.ndarray:
+        """Each car's speed at :attr:`t`, m/s (read-only; kept until the next advance)."""
+        if self._v is None:
+            v = np.empty(self._ref.size)
+            for g in self._chain():
+                v[g.i0:g.i1] = g.speed(self.t)
+            v.flags.writeable = False
+            self._v = v
+        return self._v
+
+    @property
+    def joined(self) -> np.ndarray:
+        """For each pair, whether its cars move as one group now."""
+        out = np.ones(max(self._ref.size - 1, 0), dtype=bool)
+        for g in self._chain()[1:]:
+            out[g.i0 - 1] = False
+        return out
+
+    def gaps(self) -> np.ndarray:
+        """Distance between the facing ends of each pair, m."""
+        x, half = self.x, 0.5 * self.length
+        return (x[1:] - half[1:]) - (x[:-1] + half[:-1])
+
+    def momentum(self) -> float:
+        """Total momentum (effective masses), kg m/s."""
+        return float(self.mass @ self.v)
+
+    def kinetic_energy(self) -> float:
+        """Total kinetic energy (effective masses), J."""
+        v = self.v
+        return float(0.5 * self.mass @ (v * v))
+
+    # ------------------------------------------------------------------ one group
+    def group_span(self, i: int) -> tuple[int, int]:
+        """The cars ``(i0, i1)`` (``i0 .. i1 - 1``) moving as one with car ``i`` now."""
+        g = self._head
+        while g is not None and g.i1 <= i:
+            g = g.next
+        if g is None:
+            raise IndexError(f"no car {i}")
+        return g.i0, g.i1
+
+    def _position(self, g: _Group, i: int) -> float:
+        return self._ref[i] + g.off + g.run(self.t)
+
+    def _gap(self, g: _Group) -> float:
+        """Gap between ``g`` and the group ahead of it, now."""
+        h = g.next
+        front = self._position(g, g.i1 - 1) + 0.5 * self.length[g.i1 - 1]
+        return self._position(h, h.i0) - 0.5 * self.length[h.i0] - front
+
+    def _wall_gaps(self, g: _Group) -> tuple[float, float]:
+        """Distance from ``g`` to the buffer stop behind it and to the one ahead of it
+        (``inf`` where another group stands between)."""
+        behind = ahead = math.inf
+        if g.prev is None:
+            behind = (self._position(g, g.i0) - 0.5 * self.length[g.i0]
+                      - self.buffer_stops[0])
+        if g.next is None:
+            ahead = self.buffer_stops[1] - (self._position(g, g.i1 - 1)
+                                            + 0.5 * self.length[g.i1 - 1])
+        return behind, ahead
+
+    def _stop_gaps(self, g: _Group) -> tuple[float, float]:
+        """:meth:`_wall_gaps` to buffer stops only (``inf`` at an open end)."""
+        behind, ahead = self._wall_gaps(g)
+        return (math.inf if self.open_ends[0] else behind,
+                math.inf if self.open_ends[1] else ahead)
+
+    def _rebase(self, g: _Group) -> None:
+        """Make now the group's reference time (its motion may change from here)."""
+        g.off += g.run(self.t)
+        g.v0 = g.speed(self.t)
+        g.t0 = self.t
+
+    def _motion(self, g: _Group) -> None:
+        """Sums and acceleration of a rebased group; a new version of it."""
+        members = slice(g.i0, g.i1)
+        g.mass = float(self.mass[members].sum())
+        g.force = float(self.force[members].sum())
+        g.friction = float(self.friction[members].sum())
+        g.wall = 0.0
+        if g.v0 == 0.0 and abs(g.force) > g.friction:
+            behind, ahead = self._stop_gaps(g)
+            if behind <= GAP_TOL and g.force < 0.0 or ahead <= GAP_TOL and g.force > 0.0:
+                # pressed against a buffer stop: friction and the stop hold it
+                g.share = math.copysign(1.0, g.force)
+                g.wall = -(g.force - g.share * g.friction)
+                g.accel = 0.0
+                g.version += 1
+                return
+        if g.v0 != 0.0:
+            g.share = math.copysign(1.0, g.v0)
+        elif abs(g.force) > g.friction:  # it starts off
+            g.share = math.copysign(1.0, g.force)
+        else:  # held: friction takes what the forces ask, shared in proportion
+            g.share = g.force / g.friction if g.friction > 0.0 else 0.0
+            g.accel = 0.0
+            g.version += 1
+            return
+        g.accel = (g.force - g.share * g.friction) / g.mass
+        g.version += 1
+
+    def _fold(self, g: _Group) -> None:
+        """Fold a rebased group's offset into its members' reference positions."""
+        self._ref[g.i0:g.i1] += g.off
+        g.off = 0.0
+
+    def _merge(self, g: _Group, speed: float) -> _Group:
+        """Join ``g`` and the group ahead of it into one at ``speed``."""
+        h = g.next
+        for k in (g, h):
+            self._rebase(k)
+            self._fold(k)
+        g.i1 = h.i1
+        g.next = h.next
+        if h.next is not None:
+            h.next.prev = g
+        h.alive = False
+        g.v0 = speed
+        self._motion(g)
+        return g
+
+    def _split_at(self, g: _Group, j: int) -> _Group:
+        """Part ``g`` between cars ``j`` and ``j + 1``; returns the front part."""
+        self._rebase(g)
+        self._fold(g)
+        h = _Group(j + 1, g.i1, self.t, g.v0)
+        g.i1 = j + 1
+        h.prev, h.next = g, g.next
+        if g.next is not None:
+            g.next.prev = h
+        g.next = h
+        self._motion(g)
+        self._motion(h)
+        return h
+
+    def _joint_forces(self, g: _Group) -> np.ndarray:
+        """For each pair inside ``g``, the force its rear part pushes its front part with
+        (compression +): a rigid train's coupler forces, summed from the rear car here
+        (from the lead there, where the same sum is tension)."""
+        members = slice(g.i0, g.i1)
+        net = self.force[members] - self.friction[members] * g.share
+        if g.wall > 0.0:  # the stop behind pushes the rear car forward
+            net[0] += g.wall
+        elif g.wall < 0.0:  # the stop ahead pushes the front car back
+            net[-1] += g.wall
+        return rigid_coupler_forces(net, self.mass[members], g.accel)
+
+    def _split(self, g: _Group) -> _Group | None:
+        """Open the worst joint of ``g`` that would have to pull (an uncoupled contact) or
+        push (a coupled pair at full slack); returns the new front part, or None."""
+        if g.i1 - g.i0 < 2:
+            return None
+        push = self._joint_forces(g)
+        pairs = slice(g.i0, g.i1 - 1)
+        ref, half = self._ref, 0.5 * self.length
+        gaps = (ref[g.i0 + 1:g.i1] - half[g.i0 + 1:g.i1]) - (ref[pairs] + half[pairs])
+        at_slack = self.coupled[pairs] & (gaps > 0.5 * self.slack[pairs])
+        wrong = np.where(at_slack, push, -push)  # > 0: the joint cannot carry it
+        k = int(np.argmax(wrong))
+        scale = 1e-9 * (abs(g.force) + g.friction + float(np.abs(self.force[g.i0:g.i1]).max())
+                        + 1.0)
+        return self._split_at(g, g.i0 + k) if wrong[k] > scale else None
+
+    # ------------------------------------------------------------------ impacts
+    def _impact(self, g: _Group, contact: bool) -> None:
+        """Act on the pair between ``g`` and the group ahead, touching and closing
+        (``contact``) or at full slack and opening."""
+        h = g.next
+        j = g.i1 - 1
+        self._rebase(g)
+        self._rebase(h)
+        m1, m2, v1, v2 = g.mass, h.mass, g.v0, h.v0
+        closing = abs(v1 - v2)
+        couples = contact and not self.coupled[j] and closing <= self.coupling_speed[j]
+        if couples:
+            self.coupled[j] = True
+        kind = "coupled" if couples else ("impact" if contact else "tension impact")
+        self.log.append(Event(self.t, kind, coupling=j, value=closing))
+        self.counts["contact" if contact else "tension"] += 1
+        e = 0.0 if couples or closing <= REST_SPEED else self.restitution
+        common = (m1 * v1 + m2 * v2) / (m1 + m2)
+        if e == 0.0:
+            self._merge(g, common)
+            return
+        g.v0 = common - e * m2 * (v1 - v2) / (m1 + m2)
+        h.v0 = common + e * m1 * (v1 - v2) / (m1 + m2)
+        self._motion(g)
+        self._motion(h)
+
+    def _wall_impact(self, g: _Group) -> None:
+        """``g`` meets a buffer stop: it keeps ``restitution`` of its speed, reversed."""
+        self._rebase(g)
+        closing = abs(g.v0)
+        car = g.i0 if g.v0 < 0.0 else g.i1 - 1
+        force = closing * math.sqrt(self.buffer_stiffness[0 if g.v0 < 0.0 else 1] * g.mass)
+        self.log.append(Event(self.t, "buffer stop", vehicle=car, value=force,
+                              detail=f"at {closing:.3f} m/s"))
+        self.counts["buffer stop"] += 1
+        e = 0.0 if closing <= REST_SPEED else self.restitution
+        g.v0 = -e * g.v0
+        self._motion(g)
+
+    def _settle(self, touched: set[_Group]) -> None:
+        """Act on everything that happens at this instant around the ``touched`` groups:
+        impacts (a struck chain passes the blow along at once), pairs that touch at one
+        speed and would close (one pushes the other: they join), and groups whose joints
+        could not carry their force (they split). Then predict their next events."""
+        for _ in range(10 * self._ref.size + 10):
+            touched = {g for g in touched if g.alive}
+            pairs = {k for g in touched for k in (g.prev, g) if k is not None
+                     and k.next is not None}
+            acted = False
+            for g in (k for k in touched if k.prev is None or k.next is None):
+                behind, ahead = self._stop_gaps(g)
+                v = g.speed(self.t)
+                if behind <= GAP_TOL and v < -SPEED_TOL or ahead <= GAP_TOL and v > SPEED_TOL:
+                    self._wall_impact(g)
+                    acted = True
+                    break
+            if acted:
+                continue
+            for g in sorted(pairs, key=lambda k: k.i0):
+                if not (g.alive and g.next is not None):
+                    continue
+                h, j = g.next, g.i1 - 1
+                gap = self._gap(g)
+                rel = g.speed(self.t) - h.speed(self.t)
+                touching = gap <= GAP_TOL
+                taut = self.coupled[j] and gap >= self.slack[j] - GAP_TOL
+                if touching and rel > SPEED_TOL or taut and rel < -SPEED_TOL:
+                    self._impact(g, touching and rel > 0.0)
+                elif abs(rel) <= SPEED_TOL and (
+                        touching and g.accel > h.accel + 1e-12 * (1 + abs(g.accel))
+                        or taut and h.accel > g.accel + 1e-12 * (1 + abs(h.accel))):
+                    self._merge(g, (g.mass * g.speed(self.t) + h.mass * h.speed(self.t))
+                                / (g.mass + h.mass))
+                else:
+                    continue
+                touched |= {g, h} | {k for k in (g.prev, h.next) if k is not None}
+                acted = True
+                break
+            if acted:
+                continue
+            for g in sorted(touched, key=lambda k: k.i0):
+                front = self._split(g)
+                if front is not None:
+                    touched |= {front}
+                    acted = True
+                    break
+            if not acted:
+                break
+        else:
+            raise RuntimeError(f"impacts at t = {self.t:.6f} s do not settle")
+        for g in touched:
+            if g.alive:
+                self._predict(g)
+
+    # ------------------------------------------------------------------ prediction
+    def _push(self, dt: float, kind: str, g: _Group, h: _Group | None) -> None:
+        if 0.0 < dt < math.inf:
+            heapq.heappush(self._heap, (self.t + dt, next(self._seq), kind, g, g.version,
+                                        h, h.version if h is not None else -1))
+
+    def _predict(self, g: _Group) -> None:
+        """Push the next stop of ``g`` and the next contact or tension with each
+        neighbour."""
+        v = g.speed(self.t)
+        if v != 0.0:
+            self._push(stop_time(v, g.force / g.mass, g.friction / g.mass), "stop", g, None)
+        behind, ahead = self._wall_gaps(g)
+        if math.isfinite(behind):
+            self._push(contact_time(max(behind, 0.0), 0.0, v, 0.0, g.accel), "wall", g, None)
+        if math.isfinite(ahead):
+            self._push(contact_time(max(ahead, 0.0), v, 0.0, g.accel, 0.0), "wall", g, None)
+        for rear in (g.prev, g):
+            if rear is None or rear.next is None:
+                continue
+            front, j = rear.next, rear.i1 - 1
+            gap = max(self._gap(rear), 0.0)
+            vr, vf = rear.speed(self.t), front.speed(self.t)
+            self._push(contact_time(gap, vr, vf, rear.accel, front.accel), "contact",
+                       rear, front)
+            if self.coupled[j]:
+                self._push(contact_time(max(self.slack[j] - gap, 0.0), vf, vr, front.accel,
+                                        rear.accel), "tension", rear, front)
+
+    def _restart(self) -> None:
+        """After the caller may have changed forces or friction: every group's motion
+        afresh, every prediction afresh, and what happens at this instant."""
+        self._heap.clear()
+        chain = self._chain()
+        for g in chain:
+            self._rebase(g)
+            self._motion(g)
+        self._settle(set(chain))
+
+    def _at_open_end(self) -> bool:
+        """Whether a group stands on an open end and moves (or starts to move) out over
+        it; then :attr:`reached` names the end."""
+        for end, g in ((0, self._head), (1, self._chain()[-1])):
+            if not self.open_ends[end]:
+                continue
+            gap = self._wall_gaps(g)[end]
+            s = 1.0 if end else -1.0  # outward: forward at the front end, back at the rear
+            v, a = s * g.speed(self.t), s * g.accel
+            outward = v > SPEED_TOL or v >= -SPEED_TOL and a > 0.0
+            if gap <= GAP_TOL and outward:
+                self.reached = ("rear", "front")[end]
+                return True
+        return False
+
+    def advance(self, t_end: float, max_events: int = 1_000_000) -> None:
+        """Move every car on to simulated time ``t_end``, acting on each event on the way.
+        Events are appended to :attr:`log` (couplings, impacts, tension impacts). A car
+        reaching an open end stops the advance there (see :attr:`reached`)."""
+        self.reached = None
+        self._x = self._v = None
+        if self._head is None:
+            self.t = max(self.t, t_end)
+            return
+        self._restart()
+        if self._at_open_end():
+            return
+        for _ in range(max_events):
+            if not self._heap or self._heap[0][0] > t_end:
+                self.t = max(self.t, t_end)
+                return
+            t, _, kind, g, gv, h, hv = heapq.heappop(self._heap)
+            if not g.alive or g.version != gv or (
+                    h is not None and (not h.alive or h.version != hv or g.next is not h)):
+                continue  # a later event changed what this was predicted from
+            self.t = t
+            if kind == "stop":
+                self._rebase(g)
+                g.v0 = 0.0  # exactly: friction takes over
+                self._motion(g)
+                self.counts["stop"] += 1
+                self._settle({g})
+                continue
+            if kind == "wall":  # on the stop's face exactly
+                behind, ahead = self._wall_gaps(g)
+                rear = abs(behind) <= abs(ahead)
+                g.off += -behind if rear else ahead
+                if self.open_ends[0 if rear else 1]:
+                    self.reached = "rear" if rear else "front"
+                    return
+                self._settle({g})
+                continue
+            # put the faces exactly on the surface the root says they reached
+            target = 0.0 if kind == "contact" else self.slack[g.i1 - 1]
+            h.off += target - self._gap(g)
+            self._settle({g, h})
+        raise RuntimeError(f"more than {max_events} events before t = {t_end} s")
+
+
+def profile_forces(route, x: np.ndarray, half: np.ndarray, v: np.ndarray,
+                   weight: np.ndarray, c: tuple, start: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Forces on cars with centres ``x`` (half-lengths ``half``) at speeds ``v`` on a
+    route's profile, as the continuous core's bodies take them: gravity along the grade
+    averaged over each car, and as friction its running resistance ``c`` (c0, c1, c2),
+    starting resistance ``start`` (force, fading speed) and curve resistance."""
+    grade, curve = route.mean_grade_and_curve(x, half)
+    speed = np.abs(v)
+    friction = (resistance.quadratic_force(speed, *c) + resistance.starting_force(speed, *start)
+                + curve * weight * 1e-3)
+    return resistance.gravity_force(weight, grade), friction
+
+
+class CarsOnRoute:
+    """A train's vehicles rolling free on a route's profile, stepped by :class:`FreeCars`.
+
+    Seed 001 holds forces constant between events; on a profile they change as the cars
+    move, so the run is cut into intervals of ``step`` seconds, and at the start of each
+    every car's forces are taken where it stands and at the speed it has: gravity along
+    the grade averaged over its length (as the continuous core takes it), and its
+    running, starting and curve resistance as friction (no air drag or tunnels). Masses
+    are the vehicles' effective masses (wheelsets' rotating inertia included);
+    couplings, their slack and coupling speed come from the train, and vehicles listed
+    ``coupled = false`` stand apart.
+
+    :param train: the vehicles, lead first (as in a train file).
+    :param route: the profile they roll on.
+    :param front: where the lead vehicle's front is, m along the route.
+    :param speed: one speed for all, or one per vehicle (lead first), m/s.
+    :param gaps: extra distance per coupling beyond the couplers touching, m.
+    """
+
+    def __init__(self, train, route, front: float, speed=0.0, gaps=None,
+                 restitution: float = 0.0, step: float = 0.25) -> None:
+        self.train, self.route, self.step = train, route, float(step)
+        n = train.count
+        cp = train.couplings
+        lo, hi = cp.free_range()
+        gap = np.zeros(n - 1) if gaps is None else np.asarray(gaps, dtype=float)
+        # lead first along the route; the engine wants the rear car first
+        ends = front - np.concatenate([[0.0], np.cumsum(train.length[:-1] + gap)])
+        centre = (ends - train.half_length)[::-1]
+        equiv = np.bincount(train.axle_vehicle, train.axle_mass_equiv, n)
+        speeds = np.broadcast_to(np.asarray(speed, dtype=float), (n,))[::-1]
+        self.cars = FreeCars(centre, train.length[::-1], (train.mass + equiv)[::-1], speeds,
+                             0.0, 0.0, coupled=cp.coupled[::-1], slack=(hi - lo)[::-1],
+                             coupling_speed=cp.coupling_speed[::-1], restitution=restitution)
+        self._weight = train.weight[::-1]
+        self._half = train.half_length[::-1]
+        self._c = (train.c0[::-1], train.c1[::-1], train.c2[::-1])
+        self._start = (train.start0[::-1], train.start_speed[::-1])
+        #: The time and speed at which the lead vehicle's front first passed each named
+        #: point of the route.
+        self.passages: dict[str, dict[str, float]] = {}
+
+    @property
+    def t(self) -> float:
+        """Simulated time, s."""
+        return self.cars.t
+
+    def front(self) -> float:
+        """Where the lead vehicle's front is, m."""
+        return float(self.cars.x[-1] + self._half[-1])
+
+    def _forces(self) -> None:
+        """Each car's forces where it stands."""
+        cars = self.cars
+        cars.force[:], cars.friction[:] = profile_forces(self.route, cars.x, self._half,
+                                                         cars.v, self._weight, self._c,
+                                                         self._start)
+
+    def advance(self, t_end: float) -> None:
+        """Roll on to ``t_end``, forces renewed every :attr:`step` seconds."""
+        while self.cars.t < t_end - 1e-12:
+            self._forces()
+            f0, t0, v0 = self.front(), self.cars.t, float(self.cars.v[-1])
+            self.cars.advance(min(self.cars.t + self.step, t_end))
+            f1, v1 = self.front(), float(self.cars.v[-1])
+            for name, p in self.route.points.items():
+                if name not in self.passages and f0 < p <= f1:
+                    w = (p - f0) / (f1 - f0)  # within an interval of a fraction of a second
+                    self.passages[name] = {"time_s": t0 + w * (self.cars.t - t0),
+                                           "speed_mps": v0 + w * (v1 - v0)}
