@@ -28,11 +28,24 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from llvmlite import ir
 from numba import njit, types, vectorize
+from numba.core import cgutils
+from numba.core.datamodel import default_manager, models
 from numba.core import event as numba_event
 from numba.core.errors import NumbaExperimentalFeatureWarning
+from numba.core.imputils import impl_ret_borrowed
 from numba.experimental import structref
-from numba.extending import overload
+from numba.core.typing.templates import AttributeTemplate
+from numba.extending import (
+    infer_getattr,
+    lower_builtin,
+    lower_getattr_generic,
+    lower_setattr_generic,
+    overload,
+    type_callable,
+)
+from numba.np.arrayobj import make_array, populate_array
 
 #: True when numba compiles nothing (``NUMBA_DISABLE_JIT=1``): every kernel runs as
 #: written, in Python.
@@ -43,14 +56,16 @@ UNCOMPILED = os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 warnings.filterwarnings("ignore", "First-class function type", NumbaExperimentalFeatureWarning)
 
 
-def kernel(fn: Callable | None = None, *, inline: bool = False, counted: bool = True) -> Any:
+def kernel(fn: Callable | None = None, *, inline: bool = False, counted: bool = False) -> Any:
     """Compile ``fn`` with numba: cached on disk, numpy's error model (a division by zero
     gives inf or NaN, as it does in Python with numpy floats, so compiled and uncompiled
-    runs agree). ``inline``: numba inlines it into its callers (small helpers on the
-    hot path, which LLVM would otherwise call). ``counted=False``: without numba's
-    reference counting, for the hot path's functions that allocate no array and return
-    none: counted, every array a call takes (and every view it makes) costs an atomic
-    increment and decrement, which were most of a right-hand side's time."""
+    runs agree), and without numba's reference counting: counted, every array a function
+    reads out of a tuple or struct (and every view it makes) costs an atomic increment
+    and decrement, which were half of a drive's time. Such a function may not allocate an
+    array, return a new one or read a :func:`struct`'s fields (numba says so when it
+    compiles it): ``counted=True`` for those, off the hot path. ``inline``: numba inlines
+    it into its callers (small helpers on the hot path, which LLVM would otherwise
+    call)."""
     options: dict[str, Any] = {"cache": True, "error_model": "numpy"}
     if inline:
         options = {"inline": "always", "error_model": "numpy"}
@@ -70,6 +85,44 @@ def law(fn: Callable) -> Any:
     The one coding of the law serves both."""
     arity = fn.__code__.co_argcount
     return vectorize([f"float64({', '.join(['float64'] * arity)})"], cache=True)(fn)
+
+
+def table(flat: Any, start: int, rows: int, cols: int) -> Any:
+    """The ``rows`` by ``cols`` table (C order) of ``flat[start:start + rows * cols]``, a
+    view. The same as ``reshape``; compiled, it builds the view directly, without the
+    checks numba's ``reshape`` makes at each call (about 150 ns: most of what a
+    right-hand side cost that takes a few state blocks as tables)."""
+    return flat[start:start + rows * cols].reshape((rows, cols))
+
+
+@type_callable(table)
+def _table_type(context):  # pragma: no cover (typing)
+    def typer(flat, start, rows, cols):
+        if isinstance(flat, types.Array) and flat.ndim == 1 and flat.layout == "C" and all(
+                isinstance(arg, types.Integer) for arg in (start, rows, cols)):
+            return types.Array(flat.dtype, 2, "C")
+        return None
+
+    return typer
+
+
+@lower_builtin(table, types.Array, types.Integer, types.Integer, types.Integer)
+def _table_lower(context, builder, signature, args):  # pragma: no cover (compiled)
+    flat_value, start_value, rows_value, cols_value = args
+    result = signature.return_type
+    src = make_array(signature.args[0])(context, builder, flat_value)
+    out = make_array(result)(context, builder)
+    itemsize = context.get_constant(types.intp, context.get_abi_sizeof(
+        context.get_data_type(result.dtype)))
+    rows_value = context.cast(builder, rows_value, signature.args[2], types.intp)
+    cols_value = context.cast(builder, cols_value, signature.args[3], types.intp)
+    start_value = context.cast(builder, start_value, signature.args[1], types.intp)
+    populate_array(out, data=builder.gep(src.data, [start_value]),
+                   shape=cgutils.pack_array(builder, [rows_value, cols_value]),
+                   strides=cgutils.pack_array(builder, [builder.mul(cols_value, itemsize),
+                                                        itemsize]),
+                   itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+    return impl_ret_borrowed(context, builder, result, out._getvalue())
 
 
 def cache_dir() -> Path:
@@ -121,11 +174,13 @@ def struct(name: str, fields: tuple[str, ...], doc: str) -> type:
     """A mutable record of named fields that compiled code takes as one pointer (a numba
     structref): ``name(*values)`` builds one, ``obj.field`` reads a field in Python and in
     compiled code, ``obj.set("field", value)`` replaces one. A system of the event loop is
-    one (:mod:`rrscore.engine.system`): passed by value, a named tuple of a hundred arrays
-    made every call and every compile of the loop's functions slow. Under
-    ``NUMBA_DISABLE_JIT`` it is a plain class with the same fields. Define it at the top
-    level of a module (numba's cache finds its type there by name). Its constructor and
-    accessors are generated functions, cached on disk like the rest."""
+    one (:mod:`rrscore.engine.system`): a named tuple of a hundred arrays, passed by value,
+    made every call and every compile of the loop's functions slow. Compiled code reads a
+    field as a borrowed reference (:func:`register_struct_type`), so functions compiled
+    without reference counting take structs. Under ``NUMBA_DISABLE_JIT`` it is a plain
+    class with the same fields. Define it at the top level of a module (numba's cache
+    finds its type there by name). Its constructor and accessors are generated
+    functions, cached on disk like the rest."""
     module = sys._getframe(1).f_globals["__name__"]
     if UNCOMPILED:
         def init(self: Any, *values: Any) -> None:
@@ -143,7 +198,7 @@ def struct(name: str, fields: tuple[str, ...], doc: str) -> type:
 
     type_class = type(f"{name}Type", (types.StructRef,),
                       {"preprocess_fields": preprocess_fields, "__module__": module})
-    structref.register(type_class)
+    register_struct_type(type_class)
     setattr(sys.modules[module], type_class.__name__, type_class)  # (numba's cache: pickle)
     accessors: dict[str, Any] = {}
 
@@ -179,6 +234,56 @@ def struct(name: str, fields: tuple[str, ...], doc: str) -> type:
     return proxy
 
 
+#: How numba's runtime lays out a block of memory it manages (``NRT_MemInfo``): the
+#: reference count, the destructor and its data, the data, the size.
+_MEMINFO = ir.LiteralStructType([ir.IntType(64), ir.IntType(8).as_pointer(),
+                                 ir.IntType(8).as_pointer(), ir.IntType(8).as_pointer(),
+                                 ir.IntType(64)])
+
+
+def _fields_of(context: Any, builder: Any, typ: Any, value: Any) -> Any:
+    """The fields of struct ``value`` (of numba type ``typ``), read and written in place."""
+    meminfo = cgutils.create_struct_proxy(typ)(context, builder, value=value).meminfo
+    block = builder.bitcast(meminfo, _MEMINFO.as_pointer())
+    data = builder.load(cgutils.gep(builder, block, 0, 3))
+    payload = typ.get_data_type()
+    data = builder.bitcast(data, context.get_value_type(payload).as_pointer())
+    return cgutils.create_struct_proxy(payload)(context, builder, ref=data)
+
+
+def register_struct_type(type_class: type) -> None:
+    """Register a numba structref type class (as ``structref.register`` does), its fields
+    read as borrowed references: compiled with reference counting, a read counts one as
+    numba's own does; compiled without, it counts none, and needs no runtime (numba's
+    own asks for it to find the data, which a function compiled without reference
+    counting has not). Writing a field counts references, as numba's does."""
+    default_manager.register(type_class, models.StructRefModel)
+
+    @infer_getattr
+    class _Fields(AttributeTemplate):
+        key = type_class
+
+        def generic_resolve(self, typ, attr):  # pragma: no cover (typing)
+            return typ.field_dict.get(attr)
+
+    @lower_getattr_generic(type_class)
+    def _read(context, builder, typ, value, attr):  # pragma: no cover (compiled)
+        field = getattr(_fields_of(context, builder, typ, value), attr)
+        return impl_ret_borrowed(context, builder, typ.field_dict[attr], field)
+
+    @lower_setattr_generic(type_class)
+    def _write(context, builder, signature, args, attr):  # pragma: no cover (compiled)
+        typ, value_type = signature.args
+        obj, value = args
+        fields = _fields_of(context, builder, typ, obj)
+        field_type = typ.field_dict[attr]
+        value = context.cast(builder, value, value_type, field_type)
+        old = getattr(fields, attr)
+        context.nrt.incref(builder, field_type, value)
+        context.nrt.decref(builder, field_type, old)  # (last: the value may be the old one)
+        setattr(fields, attr, value)
+
+
 def generic(name: str, doc: str) -> Callable:
     """A function ``name(system, *args)`` that calls the implementation registered for the
     type of ``system`` (``name.register(SystemType, implementation)``, a :func:`kernel`).
@@ -192,7 +297,7 @@ def generic(name: str, doc: str) -> Callable:
     def call(system: Any, *args: Any) -> Any:
         return table[type(system)](system, *args)
 
-    @overload(call, jit_options={"cache": True})
+    @overload(call, jit_options={"cache": True, "_nrt": False})
     def _typed(system, *args):  # pragma: no cover (typing; numba matches these names)
         chosen = table.get(type(system))
         if chosen is None:

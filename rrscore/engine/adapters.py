@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit, types
 from numba.experimental import structref
 
-from ..jit import UNCOMPILED, load_generated
+from ..jit import UNCOMPILED, load_generated, register_struct_type
 
 #: The adapters' signatures: a vehicle type's control step ``(t, dt, buf, lay)``, its
 #: states' rates ``(t, buf, lay, s, ds)``, an input ``(buf, lay, vehicle, which, value)``
@@ -43,7 +43,7 @@ RATES = types.int64(_F, _ROW, _LAY, _BLOCK, _BLOCK)
 INPUT = types.int64(_ROW, _LAY, types.int64, types.int64, _F)
 FORCE = types.int64(_ROW, _ROW, _ROW, _LAY, _BLOCK, _BLOCK, _ROW)
 #: Bump when the generated source changes shape (old cached adapters are then not used).
-TEMPLATE_VERSION = 1
+TEMPLATE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,7 @@ def unpack_source(fields: tuple[str, ...], ints: int, rows: int, tables: int) ->
         values.append(f"buf[lay[{at}]:lay[{at}] + n]")
     for k in range(tables):
         at = 1 + 2 * (rows + k)
-        values.append(f"buf[lay[{at}]:lay[{at}] + n * lay[{at + 1}]]"
-                      f".reshape((n, lay[{at + 1}]))")
+        values.append(f"table(buf, lay[{at}], n, lay[{at + 1}])")
     body = ",\n        ".join(values)
     return f"def unpack(buf, lay):\n    n = lay[0]\n    return Record(\n        {body})\n"
 
@@ -126,6 +125,7 @@ from collections import namedtuple
 from numba import njit, objmode
 
 from rrscore.engine.adapters import FORCE, INPUT, RATES, STEP
+from rrscore.jit import table
 
 Record = namedtuple("Record", {fields!r})
 States = namedtuple("States", {states!r})
@@ -351,10 +351,11 @@ if UNCOMPILED:
         """The plugin functions of a train and its built-in driver (:data:`Functions`)."""
         return Functions(steps, rates, inputs, forces, driver)
 else:
-    @structref.register
     class _FunctionsType(types.StructRef):
         def preprocess_fields(self, fields):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+    register_struct_type(_FunctionsType)
 
     class Functions(structref.StructRefProxy):
         """The plugin functions of a train: its vehicle types' control steps, states' rates

@@ -89,10 +89,11 @@ LOOP_STATE = np.dtype([
 #: reads), a trial step's end, the ends of a step taken again, the stages of a step and of
 #: a step taken again, a stage's state, the error's scratch rows, the event values at the
 #: state, after a step and while locating, the kinks left on their surface (+1 or -1: the
-#: side they are taken to be on), the entries hit, a weight per stage, the samples' rows
-#: and states.
+#: side they are taken to be on), the entries hit, a weight per stage, the samples' rows,
+#: states and derivatives (of the ``live`` entries).
 Work = namedtuple("Work", ["y", "f", "y1", "ya", "yb", "ks", "ks2", "stage", "scratch",
-                           "g0", "g1", "g2", "landed", "hits", "weights", "rows", "states"])
+                           "g0", "g1", "g2", "landed", "hits", "weights", "rows", "states",
+                           "rates"])
 
 #: A stretch of the solution the loop commits: from ``(t0, y0, f0)`` to ``(t1, y1, f1)``,
 #: ``h`` the size of the step it came from, ``ks`` its stages (the method's dense output
@@ -121,7 +122,8 @@ def work_for(size: int, stages: int, events: int, rows: int, columns: int,
                 np.zeros(size), np.zeros((stages, size)), np.zeros((stages, size)),
                 np.zeros(size), np.zeros((3, size)), np.zeros(m), np.zeros(m), np.zeros(m),
                 np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.int64), np.zeros(stages),
-                np.zeros((max(rows, 1), columns)), np.zeros((state_rows, size)))
+                np.zeros((max(rows, 1), columns)), np.zeros((state_rows, size)),
+                np.zeros((state_rows, size)))
 
 
 # ----------------------------------------------------------------------------- events
@@ -285,9 +287,9 @@ def hits_at_start(system, fns, t, y, f, w, m, j):  # pragma: no cover (compiled)
 # ---------------------------------------------------------------------------- samples
 @kernel
 def record(system, fns, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
-    """The sample at ``t`` into the next row of ``w.rows`` (and of ``w.states``): the state
-    there (``exact``: the segment's end, after a control step; else the dense output) and
-    its derivative, from which the system forms its row."""
+    """The sample at ``t`` into the next row of ``w.rows`` (and of ``w.states`` and
+    ``w.rates``): the state there (``exact``: the segment's end, after a control step;
+    else the dense output) and its derivative, from which the system forms its row."""
     r = st.samples
     if exact:
         y, f = seg.y1, seg.f1
@@ -300,6 +302,7 @@ def record(system, fns, tab, t, seg, st, w, exact):  # pragma: no cover (compile
     sample(system, fns, t, y, f, w.rows[r])
     if w.states.shape[0] > 0:
         copy_ranges(w.states[r], y, system.formed)
+        copy_ranges(w.rates[r], f, system.live)
     st.samples = r + 1
     st.sample_next += 1
 

@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..jit import kernel, struct
+from ..jit import kernel, struct, table
 from ..physics import couplings as coupling_laws
 from ..physics.bodies import (
     accelerations,
@@ -81,9 +81,9 @@ RIGID, EXTRA = 0, 1
 #: Scratch per call of the right-hand side: per vehicle the signed forces, resistances,
 #: locked wheels' share of them, the route's means (4 rows); per coupling the forces,
 #: deflections and their rates, and room to gather and scatter a group's; the coupler
-#: states' rates where only the forces are wanted.
+#: states' rates where only the forces are wanted; one range of entries (``(1, 2)``).
 Scratch = namedtuple("Scratch", ["force", "resist", "locked", "route", "cf", "d", "d_dot",
-                                 "gd", "gdd", "gf", "dz"])
+                                 "gd", "gdd", "gf", "dz", "span"])
 
 #: The monitors the loop keeps after every step: each coupling's largest tension and
 #: compression with the time and position of each (the coupling's: the rear of the vehicle
@@ -141,9 +141,9 @@ def coupler_forces(sys, fns, y, dy, cf, rates):  # pragma: no cover (compiled)
         if m == 0:
             continue
         z0, nz = gr.z0[g], gr.nz[g]
-        z = y[z0:z0 + nz * m].reshape((nz, m))
+        z = table(y, z0, nz, m)
         out_dz = dy if rates else s.dz
-        dz = out_dz[z0:z0 + nz * m].reshape((nz, m))
+        dz = table(out_dz, z0, nz, m)
         if rigid:
             for k in range(nz * m):
                 out_dz[z0 + k] = 0.0
@@ -198,8 +198,7 @@ def plugin_rates(sys, fns, t, y, dy):  # pragma: no cover (compiled)
         for j in range(n):
             buf[row_v + j] = y[lay.sv + p.index[first + j]] * p.sign[first + j]
         z0 = p.state0[b]
-        call_rates(fns, b, t, buf, p.lays[b], y[z0:z0 + k * n].reshape((k, n)),
-                   dy[z0:z0 + k * n].reshape((k, n)))
+        call_rates(fns, b, t, buf, p.lays[b], table(y, z0, k, n), table(dy, z0, k, n))
 
 
 # ------------------------------------------------------------------------------ rhs
@@ -215,7 +214,7 @@ def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
         force[i] = held.force[i]
         resist[i] = held.resist[i]
         locked[i] = 0.0
-    flows = dy[lay.senergy:lay.senergy + 6 * n].reshape((6, n))
+    flows = table(dy, lay.senergy, 6, n)
     if full:
         held_flows(held, v, flows)
     rigid = sys.modes.flags[RIGID] != 0
@@ -382,7 +381,7 @@ def _points(sys, tab, seg, w):  # pragma: no cover (compiled)
     mon, lay = sys.monitor, sys.lay
     half0 = sys.bodies.half[0]
     sx, sv = lay.sx, lay.sv
-    ranges = np.empty((1, 2), dtype=np.int64)
+    ranges = sys.scratch.span
     while mon.next_point[0] < mon.points.size:
         k = mon.next_point[0]
         p = mon.points[k]

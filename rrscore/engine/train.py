@@ -155,7 +155,8 @@ class TrainSystem:
                          np.zeros(8, dtype=np.int64), flags)
         scratch = mb.Scratch(np.zeros(n), np.zeros(n), np.zeros(n), np.zeros((4, n)),
                              np.zeros(nc), np.zeros(nc), np.zeros(nc), np.zeros(nc),
-                             np.zeros(nc), np.zeros(nc), np.zeros(self.size))
+                             np.zeros(nc), np.zeros(nc), np.zeros(self.size),
+                             np.zeros((1, 2), dtype=np.int64))
         points = sorted(route.points.values())
         self.point_names = sorted(route.points, key=route.points.get)
         monitor = mb.Monitor(np.zeros(nc), np.zeros(nc), np.full(nc, np.nan), np.zeros(nc),
@@ -178,6 +179,8 @@ class TrainSystem:
         self.driver_params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
         control = ctl.Control(watch, self.inputs, self.driver_state, self.driver_params,
                               np.zeros((3, 1)))
+        #: The system, as the event loop takes it (:class:`~rrscore.engine.multibody.
+        #: MultiBody`).
         self.sys = mb.MultiBody(
             entry_ranges(np.zeros(self.size, dtype=bool)),
             entry_ranges(np.zeros(self.size, dtype=bool)),
@@ -300,9 +303,13 @@ class TrainSystem:
         rolling = np.ones(lay.na, dtype=bool)
         rolling[slipping] = False
         controlled[lay.somega:lay.somega + lay.na] &= ~rolling
-        self.sys.set("live", entry_ranges(live))
-        self.sys.set("formed", entry_ranges(formed))
-        self.sys.set("controlled", entry_ranges(controlled))
+        self._set(live=entry_ranges(live), formed=entry_ranges(formed),
+                  controlled=entry_ranges(controlled))
+
+    def _set(self, **fields: Any) -> None:
+        """Fields of the system replaced."""
+        for field, value in fields.items():
+            self.sys.set(field, value)
 
     def set_tolerances(self, rtol: float) -> None:
         """The relative tolerance on the entries it applies to (see :attr:`rtol_mask`)."""
@@ -375,7 +382,7 @@ class TrainSystem:
         self.fns = function_table(*self._functions, decide)
         self.driver_state, self.driver_params = state, params
         c = self.sys.control
-        self.sys.set("control", ctl.Control(c.watch, c.inputs, state, params, sections))
+        self._set(control=ctl.Control(c.watch, c.inputs, state, params, sections))
 
     def set_input(self, b: int, rows: np.ndarray, name: str, value: float, t: float) -> None:
         """A key pressed (1) or released (0), or a control set, on rows ``rows`` of batch
@@ -621,9 +628,18 @@ class TrainSystem:
         if self.rigid:
             mb.rhs(self.sys, self.fns, 0.0, y, np.empty(self.size), False)
         else:
-            mb.coupler_forces(self.sys, self.fns, y, self.sys.scratch.dz, self.sys.scratch.cf,
-                              False)
+            scratch = self.sys.scratch
+            mb.coupler_forces(self.sys, self.fns, y, scratch.dz, scratch.cf, False)
         return self.sys.scratch.cf.copy()
+
+    def derivative(self, t: float, y: np.ndarray, dy: np.ndarray) -> None:
+        """The right-hand side at ``(t, y)`` into ``dy`` (the entries a stage reads)."""
+        mb.rhs(self.sys, self.fns, t, y, dy, False)
+
+    def sample_row(self, t: float, y: np.ndarray, f: np.ndarray, row: np.ndarray) -> int:
+        """A time-series row at ``(t, y)`` (``f`` the derivative there) into ``row``
+        (:func:`rrscore.engine.multibody.sample`); the number of values."""
+        return int(mb.sample(self.sys, self.fns, t, y, f, row))
 
     def accelerations(self, t: float, y: np.ndarray) -> np.ndarray:
         """Every vehicle's acceleration at ``(t, y)``."""

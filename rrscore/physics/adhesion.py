@@ -93,7 +93,7 @@ def psi(laws, k, v):  # pragma: no cover (compiled)
     return interp_one(speed, row[LAW_HEAD:LAW_HEAD + m], row[LAW_HEAD + m:LAW_HEAD + 2 * m])
 
 
-@kernel
+@kernel(counted=True)
 def psi_many(laws, which, v):  # pragma: no cover (compiled)
     """:func:`psi` of law ``which[i]`` at each speed ``v[i]``, as a fresh array."""
     out = np.empty(v.size)

@@ -88,7 +88,7 @@ def coulomb_share(direction, force, resist):  # pragma: no cover (compiled)
     return 0.0
 
 
-@kernel(counted=False)
+@kernel
 def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
                 full):  # pragma: no cover (compiled)
     """Every vehicle's own forces: gravity, air, running, curve and starting resistance,
@@ -115,7 +115,7 @@ def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
             flows[RESISTANCE, i] = running * speed
 
 
-@kernel(counted=False)
+@kernel
 def accelerations(held, v, force, resist, accel):  # pragma: no cover (compiled)
     """Each vehicle's acceleration from its summed ``force`` and ``resist`` (the Coulomb
     rule against the held direction, or the speed's sign)."""
@@ -124,7 +124,7 @@ def accelerations(held, v, force, resist, accel):  # pragma: no cover (compiled)
         accel[i] = coulomb(force[i], resist[i], d) * held.inv_mass[i]
 
 
-@kernel(counted=False)
+@kernel
 def rigid_accelerations(held, v, force, resist, accel, carried):  # pragma: no cover
     """A rigid train's one acceleration (into every entry of ``accel``): the Coulomb rule on
     the sums of ``force`` and ``resist`` (the lead's held direction, or its speed's sign),
@@ -152,7 +152,7 @@ def rigid_accelerations(held, v, force, resist, accel, carried):  # pragma: no c
         accel[i] = a
 
 
-@kernel(counted=False)
+@kernel
 def held_flows(held, v, flows):  # pragma: no cover (compiled)
     """The held inputs' work: the drive's force times the speed and the brakes' (and the
     plugin's ``q_r``) resistance times the speed's size."""
@@ -162,7 +162,7 @@ def held_flows(held, v, flows):  # pragma: no cover (compiled)
         flows[SLIP, i] = 0.0
 
 
-@kernel(counted=False)
+@kernel
 def hold_friction(held, start0, rigid):  # pragma: no cover (compiled)
     """Which vehicles friction can hold at standstill, from their held resistance with
     ``c0`` and their starting resistance: all of a rigid train if any."""
@@ -176,7 +176,7 @@ def hold_friction(held, start0, rigid):  # pragma: no cover (compiled)
             held.friction[i] = 1.0
 
 
-@kernel(counted=False)
+@kernel
 def hold_directions(held, v):  # pragma: no cover (compiled)
     """The direction friction acts in, held from the speeds ``v`` for the coming steps
     (vehicles that friction can hold, and that move)."""
@@ -186,7 +186,7 @@ def hold_directions(held, v):  # pragma: no cover (compiled)
         held.frozen[i] = 1.0 if held.friction[i] != 0.0 and held.direction[i] != 0.0 else 0.0
 
 
-@kernel(counted=False)
+@kernel
 def standstill(held, v, g):  # pragma: no cover (compiled)
     """The standstill events into ``g``: ``v * direction`` of each vehicle friction holds to
     a direction (it falls through zero as the vehicle stops), 1 elsewhere."""

@@ -33,7 +33,7 @@ def uncoupled_force(force, d, lo, coupled):  # pragma: no cover (compiled)
     return 0.0
 
 
-@kernel(counted=False)
+@kernel
 def deflections(x, v, nominal, d, d_dot):  # pragma: no cover (compiled)
     """Each coupling's deflection (stretched +) and its rate, from the bodies' positions
     and speeds: vehicle ``j`` ahead of coupling ``j``, vehicle ``j + 1`` behind it."""
@@ -42,7 +42,7 @@ def deflections(x, v, nominal, d, d_dot):  # pragma: no cover (compiled)
         d_dot[j] = v[j] - v[j + 1]
 
 
-@kernel(counted=False)
+@kernel
 def slack_edges(x, nominal, kinks, g):  # pragma: no cover (compiled)
     """The slack-edge (kink) events into ``g``: each coupling's deflection less each of its
     kinks (``kinks`` (nc, k); a NaN kink is none and is written as inf)."""
@@ -54,7 +54,7 @@ def slack_edges(x, nominal, kinks, g):  # pragma: no cover (compiled)
             g[j * nk + k] = d - e if e == e else np.inf
 
 
-@kernel(counted=False)
+@kernel
 def kink_bound(t, t_bound, h, x, v, a, nominal, kinks, g):  # pragma: no cover (compiled)
     """The end for a step from ``t`` of size ``h`` (not past ``t_bound``) that would meet a
     slack edge: :data:`KINK_AIM` past the time the earliest edge is foreseen to be
@@ -95,7 +95,7 @@ def kink_bound(t, t_bound, h, x, v, a, nominal, kinks, g):  # pragma: no cover (
     return t_bound
 
 
-@kernel(counted=False)
+@kernel
 def break_margins(force, break_force, coupled, g):  # pragma: no cover (compiled)
     """The coupler-break events into ``g``: ``break_force - force`` of each coupled coupling
     with a break force (it falls through zero as the coupler breaks), 1 elsewhere."""
@@ -104,7 +104,7 @@ def break_margins(force, break_force, coupled, g):  # pragma: no cover (compiled
         g[j] = break_force[j] - force[j] if watched else 1.0
 
 
-@kernel(counted=False)
+@kernel
 def contact_gaps(x, nominal, lo, coupled, g):  # pragma: no cover (compiled)
     """The contact events into ``g``: each uncoupled coupling's deflection less its slack's
     compressed end (it falls through zero as the faces meet), 1 where coupled."""

@@ -50,7 +50,7 @@ def cumulative(track, column, x, j):  # pragma: no cover (compiled)
     return track.cum[column, j] + track.slope[column, j] * (x - track.knots[j])
 
 
-@kernel(counted=False)
+@kernel
 def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled)
     """Each vehicle's mean grade and curve resistance (700/R, N/kN) into rows 0 and 1 of
     ``out``, and where ``extra``, its mean AREA curve resistance and share of its length
@@ -77,7 +77,7 @@ def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled
                          - cumulative(track, TUNNEL, rear, jr)) / length
 
 
-@kernel
+@kernel(counted=True)
 def column_at(track, column, x):  # pragma: no cover (compiled)
     """Column ``column`` of the cumulative table at each position of ``x`` (an array)."""
     out = np.empty(x.size)

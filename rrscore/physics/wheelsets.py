@@ -88,7 +88,7 @@ def contact(ax, laws, k, omega, v):  # pragma: no cover (compiled)
     return cap * ratio, hold
 
 
-@kernel(counted=False)
+@kernel
 def slipping_axles(ax, laws, slipping, count, y, dy, somega, sphi, v, force, resist,
                    locked, flows, full):  # pragma: no cover (compiled)
     """The slipping axles (``slipping[:count]``): their rail forces on their vehicles
@@ -115,7 +115,7 @@ def slipping_axles(ax, laws, slipping, count, y, dy, somega, sphi, v, force, res
             flows[SLIP, i] += rail * (omega * ax.radius[k] - v[i])
 
 
-@kernel(counted=False)
+@kernel
 def fill_rolling(ax, y, sx, sv, somega, sphi):  # pragma: no cover (compiled)
     """The rolling axles' spins and angles written into ``y``, read off their bodies:
     ``omega = v / r`` and the angle turned since ``x_at`` (rolling without slip)."""

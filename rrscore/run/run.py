@@ -35,6 +35,7 @@ from ..model.errors import ConfigError, take_interruption
 from ..model.events import Event
 from ..physics.energy import balance
 from .scenario import Scenario
+from .signals import from_state_alone, signal_values
 
 Sampler = Callable[[float, np.ndarray, list[float]], None]
 RowsSampler = Callable[[np.ndarray, np.ndarray, Callable[[], np.ndarray]], None]
@@ -108,8 +109,10 @@ class Run:
         self.max_time = cfg["stop"]["max_time"]
         self.columns = self._columns()
         out = cfg["output"]
-        # a row of the plugins' signals, a vehicle's loads or the air brake's is Python's
-        self._python_rows = bool(out["vehicles"] or out["couplings"])
+        # the recorded vehicles' and couplings' signals are Python's: from the samples'
+        # states, or where they need more, at every sample's control step
+        self._signals_rows = bool(out["vehicles"] or out["couplings"])
+        self._python_rows = self._signals_rows and not from_state_alone(self)
         sampling = on_sample is not None or on_rows is not None
         self.state = st = loop.loop_state()
         st[0].h = sol["step"]
@@ -120,7 +123,7 @@ class Run:
         n = system.size
         per_step = math.ceil(self.control_step / self.sample_interval) + 3 if sampling else 1
         rows = max(SAMPLE_ROWS, per_step + 2) if sampling else 1
-        keep = (states or self._python_rows) and sampling
+        keep = (states or self._signals_rows) and sampling
         state_rows = min(rows, max(per_step + 2, SAMPLE_BYTES // (8 * n))) if keep else 0
         rows = state_rows or rows
         self.work = loop.work_for(n, self.tab.stages, system.sys.ev_kind.size, rows,
@@ -351,7 +354,8 @@ class Run:
         cols += [f"c{j}_{s}" for j in out["couplings"] for s in out["coupling_signals"]]
         return cols
 
-    def _rows_of(self, raw: np.ndarray, states: np.ndarray | None) -> np.ndarray:
+    def _rows_of(self, raw: np.ndarray, states: np.ndarray | None,
+                 rates: np.ndarray | None = None) -> np.ndarray:
         """The time series' rows from the loop's (:data:`~rrscore.engine.multibody.ROW`
         values each): the speed limit at the front put in, and the recorded vehicles' and
         couplings' signals (from the states there and the plugins' records as they are)."""
@@ -360,16 +364,11 @@ class Run:
         rows[:, :5] = raw[:, :5]
         rows[:, 5] = self.scenario.route.speed_limits_at(raw[:, 5])
         rows[:, 6:8] = raw[:, 5:7]
-        if self._python_rows:
+        if self._signals_rows:
             for r in range(n):
-                rows[r, 8:] = self._signals(float(raw[r, 0]), states[r])
+                rows[r, 8:] = signal_values(self, float(raw[r, 0]), states[r],
+                                            None if rates is None else rates[r])
         return rows
-
-    def _signals(self, t: float, y: np.ndarray) -> list[float]:
-        """The recorded vehicles' and couplings' signals at ``(t, y)``."""
-        from .signals import signal_values
-
-        return signal_values(self, t, y)
 
     def _deliver_rows(self) -> None:
         """Hand the rows the loop recorded to ``on_rows`` (or ``on_sample`` one by one)."""
@@ -380,7 +379,7 @@ class Run:
             return
         raw = w.rows[:count].copy()
         states = w.states[:count].copy() if w.states.shape[0] else None
-        rows = self._rows_of(raw, states)
+        rows = self._rows_of(raw, states, w.rates[:count] if w.states.shape[0] else None)
         forces = raw[:, mb.ROW:]
         self._deliver(rows, states, forces)
 
@@ -418,9 +417,9 @@ class Run:
             y = self.work.y
             f = np.empty(self.system.size)
             system = self.system
-            mb.rhs(system.sys, system.fns, t, y, f, False)
+            system.derivative(t, y, f)
             raw = np.empty((1, mb.ROW + system.lay.nc))
-            mb.sample(system.sys, system.fns, t, y, f, raw[0])
+            system.sample_row(t, y, f, raw[0])
             st.sample_next = math.floor(t / self.sample_interval) + 1
             states = y[None, :].copy()
             self._deliver(self._rows_of(raw, states), states, raw[:, mb.ROW:])

@@ -99,12 +99,35 @@ def coupling_signal(run: Run, name: str, y: np.ndarray) -> np.ndarray:
     return y[system.coupler_work].copy()
 
 
-def signal_values(run: Run, t: float, y: np.ndarray) -> list[float]:
-    """The recorded vehicles' signals then the recorded couplings', as :attr:`Run.columns`
-    lists them (vehicle by vehicle, coupling by coupling)."""
+#: The signals a sample's state and derivative give, whenever they are read: the others
+#: (the drive force, slip, plugins' and the air brake's signals) are read at the sample's
+#: control step, before the next one changes them.
+STATE_SIGNALS = frozenset({"position_m", "speed_mps", "accel_mps2", *ENERGY_SIGNALS,
+                           "deflection_m", "coupled", "energy_J"})
+
+
+def from_state_alone(run: Run) -> bool:
+    """Whether every signal the scenario records comes from a sample's state and derivative
+    (:data:`STATE_SIGNALS`; a coupling's force too, but a rigid train's, which its
+    inputs give). The run then takes its rows in blocks, else at every control step."""
     out = run.scenario.config["output"]
-    f = np.empty(run.system.size)
-    mb.rhs(run.system.sys, run.system.fns, t, y, f, False)
+    wanted = set(out["vehicle_signals"]) if out["vehicles"] else set()
+    if out["couplings"]:
+        wanted |= set(out["coupling_signals"])
+        if "force_N" in wanted and not run.system.rigid:
+            wanted.discard("force_N")
+    return wanted <= STATE_SIGNALS
+
+
+def signal_values(run: Run, t: float, y: np.ndarray,
+                  f: np.ndarray | None = None) -> list[float]:
+    """The recorded vehicles' signals then the recorded couplings', as :attr:`Run.columns`
+    lists them (vehicle by vehicle, coupling by coupling); ``f`` the derivative at ``y``
+    (of its ``live`` entries; None: taken now)."""
+    out = run.scenario.config["output"]
+    if f is None:
+        f = np.empty(run.system.size)
+        run.system.derivative(t, y, f)
     values: list[float] = []
     if out["vehicles"]:
         chosen = np.asarray(out["vehicles"], dtype=int)
