@@ -20,7 +20,8 @@ import numpy as np
 from ..jit import kernel
 from ..physics.bodies import hold_directions, hold_friction
 from . import system
-from .loop import CHANGED, HAND_BACK, KEPT
+from .airsystem import APPLICATIONS, air_after, air_before
+from .loop import BROKE, CHANGED, HAND_BACK, KEPT
 from .multibody import LOADED, RIGID, SLIPPING, MultiBody, event_layout
 
 #: What the plugins set, placed: per vehicle the body force (train frame) and resistance;
@@ -176,9 +177,10 @@ WATCH = np.dtype([("front_limit", "f8"), ("x0", "f8"), ("max_distance", "f8"),
                   ("above", "f8"), ("below", "f8"), ("half0", "f8"), ("failed", "f8")])
 
 #: The control step's own data: the watch (:data:`WATCH`), what the plugins set as placed
-#: (:data:`Inputs`), the built-in driver's state, settings and the route's sections.
+#: (:data:`Inputs`), the built-in driver's state, settings and the route's sections, and
+#: the air brake (:class:`~rrscore.engine.airsystem.AirRun`).
 Control = namedtuple("Control", ["watch", "inputs", "driver_state", "driver_params",
-                                 "sections"])
+                                 "sections", "air"])
 
 
 @kernel
@@ -197,6 +199,8 @@ def due(sys, watch, y):  # pragma: no cover (compiled)
     if front >= w.front_limit or lead >= w.above or lead <= w.below:
         return True
     if w.max_distance > 0.0 and abs(y[lay.sx] - w.x0) >= w.max_distance:
+        return True
+    if sys.control.air.count[0] >= APPLICATIONS // 2:  # the watch's table, half full
         return True
     return w.standstill != 0.0 and w.moved != 0.0 and top <= w.standstill_speed
 
@@ -238,8 +242,12 @@ def train_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
     if b >= 0:
         c.watch[0].failed = b + 1.0
         return HAND_BACK
+    air_before(sys, t, y)
     changed = place_inputs(sys, c.inputs, y)
-    return CHANGED if changed or acted else KEPT
+    ok, drawn = air_after(sys, fns, t, st.control_dt, y)
+    if not ok:
+        return BROKE
+    return CHANGED if changed or acted or drawn else KEPT
 
 
 system.control.register(MultiBody, train_control)

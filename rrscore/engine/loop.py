@@ -15,8 +15,9 @@ where Python has something to do. The code it returns says what:
 * :data:`SAMPLES`: the sample buffer is full, or samples were taken and the run wants
   them before the next control step (``python_rows``);
 * :data:`FAILED`: a step failed (its size fell below :data:`~rrscore.engine.stepper.
-  MIN_STEP` of the time, or its state stopped being finite); the state stands at the
-  last good point;
+  MIN_STEP` of the time, or its state stopped being finite), or a control step could
+  not carry a part of the system on (the air brake's steps failed); the state stands at
+  the last good point;
 * :data:`STALLED`: no progress in simulated time.
 
 **Events** are located in time on the dense output: after every step the event functions
@@ -49,8 +50,9 @@ from .system import FALLING, KINK, commit, control, events, kink_bound, rhs, sam
 
 DONE, CONTROL, EVENT, CONDITION, SAMPLES, FAILED, STALLED = range(7)
 #: What :func:`~rrscore.engine.system.control` returns: inputs unchanged, changed (the loop
-#: restarts), or handed back to Python with nothing done.
-KEPT, CHANGED, HAND_BACK = 0, 1, 2
+#: restarts), handed back to Python with nothing done, or failed (done, but a part of the
+#: system could not be carried on: the loop returns :data:`FAILED`).
+KEPT, CHANGED, HAND_BACK, BROKE = 0, 1, 2, 3
 
 #: Relative precision of event times (fraction of the step in which they fall).
 EVENT_RTOL = 1e-7
@@ -501,6 +503,9 @@ def advance(system, fns, tab, state, w):  # pragma: no cover (compiled)
                 code = CONTROL
                 break
             st.control_next += 1
+            if taken == BROKE:
+                code = FAILED
+                break
             if taken == CHANGED:
                 st.known = 0
         if not st.known:

@@ -36,6 +36,7 @@ from ..physics.bodies import (
 )
 from ..physics.wheelsets import fill_rolling, slip_margin, slipping_axles
 from . import system
+from .airsystem import watch_step
 from .stepper import dense_state
 
 #: Where the blocks of the state start, and the counts: vehicles, axles, couplings.
@@ -344,7 +345,7 @@ def reference(sys, fns, y, ref):  # pragma: no cover (compiled)
 def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     """After every committed step: friction's directions held from the new state (a
     standing vehicle that moves off now has one), slipping spins' directions, the coupler
-    force monitors and the named points passed."""
+    force monitors, the brake applications' watch and the named points passed."""
     lay = sys.lay
     n = lay.n
     y1 = seg.y1
@@ -371,6 +372,7 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
                 mon.compression[j] = -cf[j]
                 mon.compression_t[j] = seg.t1
                 mon.compression_x[j] = y1[lay.sx + j] - half[j]
+    watch_step(sys, seg.t0, seg.t1, seg.y0, y1, sys.scratch.cf)
     _points(sys, tab, seg, w)
 
 

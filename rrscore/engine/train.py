@@ -22,7 +22,9 @@ from ..model.state import StateLayout, StateSpec, entry_ranges
 from ..physics.bodies import ENERGY_FLOWS, Bodies, held_arrays, hold_directions
 from ..physics.wheelsets import Axles, rail_force_needed
 from . import control as ctl
+from .tableau import BOGACKI_SHAMPINE
 from . import multibody as mb
+from .airsystem import AirBrake, air_after, air_before
 from .adapters import (
     DRIVER_PARAMS,
     DRIVER_STATE,
@@ -47,6 +49,10 @@ _ENERGY_DOCS = {
 }
 
 
+class AirBrakeFailed(RrsError):
+    """The air brake's steps failed (their size fell below the smallest step)."""
+
+
 def _energy_spec(what: str) -> StateSpec:
     return StateSpec("J", f"energy {what}, cumulative since the start", atol=np.inf)
 
@@ -60,10 +66,12 @@ class TrainSystem:
     :param position_tol, speed_tol: absolute tolerances of positions (m) and velocities
         (m/s; at the rim for a slipping axle's spin).
     :param rigid: the train moves as one body.
+    :param air_tableau: the method that integrates the air brake's pneumatics.
     """
 
     def __init__(self, train: Any, route: Any, wind: float, air_density: float,
-                 position_tol: float, speed_tol: float, rigid: bool = False) -> None:
+                 position_tol: float, speed_tol: float, rigid: bool = False,
+                 air_tableau: Any = None) -> None:
         self.train, self.route = train, route
         n, na, nc = train.count, train.axle_count, max(train.count - 1, 0)
         if len(train.batches) > MAX_TYPES:
@@ -74,6 +82,8 @@ class TrainSystem:
                               f"{len(train.couplings.groups)}")
         self.rigid = rigid
         self.log: list[Event] = []
+        #: Vehicles stopped by their standstill events so far.
+        self.standstills = 0
         # -- the state's layout
         lay = StateLayout()
         sx = lay.add("body.x", StateSpec("m", "position of the vehicle's centre along the route",
@@ -119,10 +129,10 @@ class TrainSystem:
         rtol_mask[sphi] = 0.0
         self.rtol_mask = rtol_mask
         self.rtol = np.zeros(self.size)
-        self._build(wind, air_density)
+        self._build(wind, air_density, air_tableau or BOGACKI_SHAMPINE)
 
     # ------------------------------------------------------------------ building
-    def _build(self, wind: float, air_density: float) -> None:
+    def _build(self, wind: float, air_density: float, air_tableau: Any) -> None:
         tr, route, lay = self.train, self.route, self.lay
         n, na, nc = lay.n, lay.na, lay.nc
         area = tr.curve_area.astype(float)
@@ -177,8 +187,12 @@ class TrainSystem:
         self.watch = watch
         self.driver_state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
         self.driver_params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+        #: The air brake (:class:`~rrscore.engine.airsystem.AirBrake`; ``air.on``: the
+        #: train has one).
+        self.air = AirBrake(tr, couplings.coupled, air_tableau)
+        draw_index = self.air.link(plugins, tr.batches, self._main_reservoirs())
         control = ctl.Control(watch, self.inputs, self.driver_state, self.driver_params,
-                              np.zeros((3, 1)))
+                              np.zeros((3, 1)), self.air.run)
         #: The system, as the event loop takes it (:class:`~rrscore.engine.multibody.
         #: MultiBody`).
         self.sys = mb.MultiBody(
@@ -187,11 +201,22 @@ class TrainSystem:
             entry_ranges(np.zeros(self.size, dtype=bool)), self.atol, self.rtol,
             np.zeros(m_events, dtype=np.int64), lay, bodies, held_arrays(n), axles, tr.laws,
             couplings, route.track, np.zeros((2, n), dtype=np.int64), plugins,
-            np.zeros(0, dtype=np.int64), np.zeros(0), modes, scratch, tr.mass / tr.total_mass,
+            draw_index, np.zeros(draw_index.size), modes, scratch, tr.mass / tr.total_mass,
             monitor, np.zeros(1), control)
         counts[mb.WATCHED] = int(np.count_nonzero(np.isfinite(cp.break_force) & cp.coupled))
         counts[mb.UNCOUPLED] = int(np.count_nonzero(~cp.coupled))
         self.ranges()
+
+    def _main_reservoirs(self) -> dict[int, int]:
+        """Each vehicle's ``main_reservoir`` state, as an index into the state vector,
+        where its plugin declares one."""
+        out = {}
+        for b, (z0, _k) in zip(self.train.batches, self._state_blocks, strict=True):
+            if "main_reservoir" in b.cls.states:
+                r = list(b.cls.states).index("main_reservoir")
+                for row, i in enumerate(b.index):
+                    out[int(i)] = z0 + r * b.count + row
+        return out
 
     def _plugins(self) -> tuple[mb.Plugins, tuple, tuple, tuple]:
         """The plugins' table (each batch's record and where its rows are) and their
@@ -346,7 +371,7 @@ class TrainSystem:
         ax.x_at[:] = y[self.sx][tr.axle_vehicle]
         ax.phi_at[:] = 0.0
         mb.fill(self.sys, y)
-        hold_directions(self.sys.held, y[self.sv])
+        self.hold(y)  # the masses, and what holds until the first control step changes it
         return y
 
     def full_state(self, y: np.ndarray) -> np.ndarray:
@@ -382,7 +407,8 @@ class TrainSystem:
         self.fns = function_table(*self._functions, decide)
         self.driver_state, self.driver_params = state, params
         c = self.sys.control
-        self._set(control=ctl.Control(c.watch, c.inputs, state, params, sections))
+        self._set(control=c._replace(driver_state=state, driver_params=params,
+                                     sections=sections))
 
     def set_input(self, b: int, rows: np.ndarray, name: str, value: float, t: float) -> None:
         """A key pressed (1) or released (0), or a control set, on rows ``rows`` of batch
@@ -412,6 +438,22 @@ class TrainSystem:
         problem = ("set a non-finite q_a, q_r or adhesion factor" if what != 2 else
                    "set a negative q_r (resistances are magnitudes)")
         raise PluginError(f"{batch.describe('step')} {problem}, at t = {t:.3f} s")
+
+    def air_before(self, t: float, y: np.ndarray) -> None:
+        """The air brake's part of a control step before the inputs are placed
+        (:func:`~rrscore.engine.airsystem.air_before`)."""
+        air_before(self.sys, t, y)
+
+    def air_after(self, t: float, dt: float, y: np.ndarray) -> bool:
+        """The air brake carried to ``t + dt`` (:func:`~rrscore.engine.airsystem.
+        air_after`); whether the air it draws from main reservoirs changed. Raises
+        :class:`~rrscore.model.errors.RrsError` where its steps failed."""
+        ok, changed = air_after(self.sys, self.fns, t, dt, y)
+        if not ok:
+            st = self.air.run.state[0]
+            raise AirBrakeFailed(f"the air brake's steps failed at t = {st.t:.6f} s "
+                                 f"(step size {st.h:.1e} s)")
+        return bool(changed)
 
     def place(self, y: np.ndarray) -> bool:
         """What the plugins set placed and held (see :func:`rrscore.engine.control.
@@ -472,6 +514,7 @@ class TrainSystem:
     def _stop(self, t: float, y: np.ndarray, f: np.ndarray, idx: np.ndarray) -> bool:
         """Vehicles stopping: their speed exactly 0, friction holding them."""
         held = self.sys.held
+        self.standstills += idx.size
         y[self.lay.sv + idx] = 0.0
         held.direction[idx] = 0.0
         held.frozen[idx] = 0.0

@@ -18,6 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..jit import kernel, law
+from .tables import interp_one
 from ..model.formulas import (
     CONSTANT,
     DEFAULT_KINETIC_RATIO,
@@ -60,23 +61,6 @@ def adhesion_coefficient(
     speeds = np.asarray(v, dtype=float)
     psi = psi_many(row[None, :], np.zeros(speeds.size, dtype=np.int64), speeds.ravel())
     return result(psi.reshape(speeds.shape) * factor)
-
-
-@kernel(inline=True)
-def interp_one(x, xp, fp):  # pragma: no cover (compiled)
-    """``np.interp(x, xp, fp)`` for one ``x`` in a table of strictly increasing finite
-    ``xp``: linear between the points, the end values beyond them."""
-    if x != x:
-        return x
-    m = xp.size
-    if x <= xp[0]:
-        return fp[0]
-    if x >= xp[m - 1]:
-        return fp[m - 1]
-    j = np.searchsorted(xp, x, side="right") - 1
-    if xp[j] == x:
-        return fp[j]
-    return fp[j] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (x - xp[j])
 
 
 @kernel(inline=True)

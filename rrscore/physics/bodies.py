@@ -144,12 +144,21 @@ def rigid_accelerations(held, v, force, resist, accel, carried):  # pragma: no c
         force[i] -= resist[i] * share  # now each vehicle's net force
         total_net += force[i]
     a = total_net / total_mass
-    run = 0.0
-    for i in range(n - 1):
-        run += force[i] - held.mass[i] * a
-        carried[i] = run
+    joint_forces(force, held.mass, a, carried)
     for i in range(n):
         accel[i] = a
+
+
+@kernel
+def joint_forces(net, mass, accel, out):  # pragma: no cover (compiled)
+    """The joint forces (tension +) that make every body of a rigid group (in order along
+    the track, the first ahead) take the acceleration ``accel`` under its ``net`` force:
+    joint ``j`` pulls back on bodies ``0..j`` as much as their net force exceeds what
+    their own acceleration needs. ``out`` has a joint fewer than there are bodies."""
+    run = 0.0
+    for i in range(out.size):
+        run += net[i] - mass[i] * accel
+        out[i] = run
 
 
 @kernel

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from ..jit import law
 
 #: Atmospheric pressure, Pa.
 ATMOSPHERE = 101325.0
@@ -43,12 +44,14 @@ _CHOKED = math.sqrt(GAMMA / (R_AIR * TEMPERATURE)) * (2.0 / (GAMMA + 1.0)) ** (
 _LIN_VALUE = math.sqrt(1.0 - ((1.0 - LINEAR - CRITICAL) / (1.0 - CRITICAL)) ** 2)
 
 
-@njit(cache=True)
-def port_flow(p_from: float, p_to: float, area: float, discharge: float = 0.8
-              ) -> float:  # pragma: no cover (compiled)
+#: Discharge coefficient of a port (the vena contracta of a sharp-edged orifice).
+DISCHARGE = 0.8
+
+
+@law
+def port_flow(p_from, p_to, area):  # pragma: no cover (compiled)
     """Mass flow, kg/s, through a port of ``area`` (m^2) from gauge pressure ``p_from`` to
-    ``p_to`` (Pa); negative when the air flows the other way. Compiled, for one port: the
-    air brake's right-hand side calls it in its own compiled loop."""
+    ``p_to`` (Pa); negative when the air flows the other way."""
     a = p_from + ATMOSPHERE
     b = p_to + ATMOSPHERE
     if area == 0.0 or a == b:
@@ -62,7 +65,7 @@ def port_flow(p_from: float, p_to: float, area: float, discharge: float = 0.8
     else:
         x = (ratio - CRITICAL) / (1.0 - CRITICAL)
         shape = math.sqrt(1.0 - x * x)
-    return sign * discharge * area * _CHOKED * up * shape
+    return sign * DISCHARGE * area * _CHOKED * up * shape
 
 
 def pressure_rate(mass_flow, volume, exponent: float = 1.0):

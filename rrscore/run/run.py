@@ -56,7 +56,7 @@ class Snapshot:
 
 
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
-_STATE = ("train", "system", "state", "work", "driver", "n_control", "moved", "stop_reason",
+_STATE = ("train", "system", "clock", "work", "driver", "n_control", "moved", "stop_reason",
           "error", "_emitted", "_last_event")
 
 
@@ -102,6 +102,7 @@ class Run:
         # scenario positions are the train's front; the state holds vehicle centres
         y0 = system.initial_state(scenario.start_position - tr.half_length[0], speed,
                                   start["slack"], gaps)
+        system.air.initial(start["brakes"])
         steps = [sol["control_step"]] + [b.cls.control_step for b in tr.batches
                                          if b.cls.control_step]
         self.control_step = min(steps)
@@ -114,7 +115,8 @@ class Run:
         self._signals_rows = bool(out["vehicles"] or out["couplings"])
         self._python_rows = self._signals_rows and not from_state_alone(self)
         sampling = on_sample is not None or on_rows is not None
-        self.state = st = loop.loop_state()
+        #: The event loop's clock and counts (:data:`~rrscore.engine.loop.LOOP_STATE`).
+        self.clock = st = loop.loop_state()
         st[0].h = sol["step"]
         st[0].max_step = sol["max_step"] if self.tab.adaptive else np.inf
         st[0].control_dt = self.control_step
@@ -155,7 +157,7 @@ class Run:
     @property
     def t(self) -> float:
         """Simulated time, s."""
-        return float(self.state[0].t)
+        return float(self.clock[0].t)
 
     @property
     def y(self) -> np.ndarray:
@@ -169,10 +171,14 @@ class Run:
 
     def state_of(self, name: str) -> np.ndarray:
         """One block of the state vector by name (``"body.v"``, ``"wheel.omega"``,
-        ``"simple_loco.main_reservoir"``), a copy."""
+        ``"simple_loco.main_reservoir"``, or the air brake's ``"brake.pipe"``,
+        ``"brake.cylinder"``, ...), a copy."""
+        air = self.system.air
+        if name in air.layout:
+            return air.state_at(self.t)[air.layout[name]].copy()
         return self.y[self.system.layout[name]].copy()
 
-    state_block = state_of
+    state = state_of
 
     def snapshot(self) -> Snapshot:
         """A copy of everything this run has changed so far, to :meth:`restore` later."""
@@ -208,7 +214,7 @@ class Run:
             return self.stop_reason
         if t_end is not None:
             t_end = math.ceil(t_end / self.control_step - 1e-9) * self.control_step
-        st = self.state[0]
+        st = self.clock[0]
         while True:
             t = float(st.t)
             at_control = abs(st.control_next * self.control_step - t) <= 1e-9 * max(1.0, t)
@@ -226,7 +232,7 @@ class Run:
             bound = self.max_time if t_end is None else min(t_end, self.max_time)
             st.t_end = bound
             self._plan(bound)
-            code = loop.advance(self.system.sys, self.system.fns, self.tab, self.state,
+            code = loop.advance(self.system.sys, self.system.fns, self.tab, self.clock,
                                 self.work)
             self._deliver_rows()
             interruption = take_interruption()
@@ -237,9 +243,15 @@ class Run:
             if failed:
                 self.system.watch[0].failed = 0.0
                 self.system.plugin_problem(failed - 1, float(st.t))
-            if code == loop.EVENT or code == loop.CONDITION:
+            if code == loop.CONTROL:  # handed back: this control step is Python's
+                st.control_last = min(st.control_last, st.control_next - 1)
+            elif code == loop.EVENT or code == loop.CONDITION:
                 self._act(code)
             elif code == loop.FAILED:
+                air = self.system.air.run.state[0]
+                if air.status in (loop.FAILED, loop.STALLED):
+                    return self._fail("solver failed", f"the air brake's steps failed at "
+                                      f"t = {air.t:.6f} s (step size {air.h:.1e} s)")
                 return self._fail("solver failed", f"step size underflow at t = {st.t:.6g} s "
                                   "(the state is no longer finite, or the steps collapse)")
             elif code == loop.STALLED:
@@ -259,7 +271,7 @@ class Run:
 
     def _act(self, code: int) -> None:
         """The loop stopped at an event (or a condition at a restart): act on it."""
-        st, w, system = self.state[0], self.work, self.system
+        st, w, system = self.clock[0], self.work, self.system
         entries = w.hits[:st.hit_count].copy()
         self._last_event = (f"event {system.describe_event(int(entries[0]))}"
                             + (f" located {int(st.passes) + 1} times" if st.passes else ""))
@@ -275,7 +287,7 @@ class Run:
         those before the next timed action, the next decision of a driver that keeps a
         timetable and ``bound`` (none while a ramp is under way, nor the first); and the
         positions and speeds at which it hands a control time back."""
-        st, drv = self.state[0], self.driver
+        st, drv = self.clock[0], self.driver
         watch = self.system.watch[0]
         dt = self.control_step
         limit = bound
@@ -307,7 +319,7 @@ class Run:
         """The control step at ``t``, in Python: the built-in driver and the driver
         program, every plugin's control step, their inputs placed; a restart where they
         changed."""
-        st, y, system = self.state[0], self.work.y, self.system
+        st, y, system = self.clock[0], self.work.y, self.system
         tr = self.train
         front = float(y[system.lay.sx] + tr.half_length[0])
         rear = float(y[system.lay.sx + tr.count - 1] - tr.half_length[-1])
@@ -315,7 +327,9 @@ class Run:
         acted = self.driver.drive(t, front, rear, lead)
         acted = self.driver.apply_due(t, front, lead) or acted
         system.step_plugins(t, self.control_step, y)
+        system.air_before(t, y)
         changed = system.place(y)
+        changed = system.air_after(t, self.control_step, y) or changed
         if changed or acted or self.n_control == 0:
             st.known = 0
         self.n_control += 1
@@ -372,7 +386,7 @@ class Run:
 
     def _deliver_rows(self) -> None:
         """Hand the rows the loop recorded to ``on_rows`` (or ``on_sample`` one by one)."""
-        st, w = self.state[0], self.work
+        st, w = self.clock[0], self.work
         count = int(st.samples)
         st.samples = 0
         if not count or (self.on_sample is None and self.on_rows is None):
@@ -410,7 +424,7 @@ class Run:
         sample time already recorded."""
         if self.on_sample is None and self.on_rows is None:
             return
-        st = self.state[0]
+        st = self.clock[0]
         t = float(st.t)
         ts = st.sample_next * self.sample_interval
         if abs(ts - t) <= 1e-9 or t > ts - self.sample_interval + 1e-9:
@@ -460,7 +474,7 @@ class Run:
 
     def summary(self, wall: float) -> dict[str, Any]:
         """The figures of the run so far, for ``summary.json`` (``wall``: seconds taken)."""
-        st, system, tr = self.state[0], self.system, self.train
+        st, system, tr = self.clock[0], self.system, self.train
         y = self.y
         mon = system.sys.monitor
         jt = int(mon.tension.argmax()) if mon.tension.size else -1
@@ -510,6 +524,14 @@ class Run:
             "points": points,
             **self._energy(y),
         }
+        air = system.air
+        if air.on:
+            front = float(y[system.lay.sx] + tr.half_length[0])
+            out["brake_applications"] = air.report(t, front, float(y[system.lay.sv]))
+            works = air.run.works
+            out["braking_energy_J"] = {
+                "air_brake": float(works[0]), "dynamic_brake": float(works[1]),
+                "other_friction": out["energy"]["brake_J"] - float(works[0])}
         auto = self.driver.autodriver
         if auto is not None and auto.timetable is not None:
             passages = {p["point"]: p for p in points}
@@ -520,10 +542,10 @@ class Run:
 
     def _event_counts(self) -> dict[str, int]:
         kinds = [e.kind for e in self.system.log]
-        return {"standstill": 0, "wheel stops": kinds.count("wheel locked"),
+        return {"standstill": self.system.standstills, "wheel stops": kinds.count("wheel locked"),
                 "slip": kinds.count("slip") + kinds.count("slide"),
                 "re-adhesion": kinds.count("re-adhesion"),
-                "slack edge": int(self.state[0].kinks),
+                "slack edge": int(self.clock[0].kinks),
                 "coupler break": kinds.count("coupler break"),
                 "contact": kinds.count("coupled") + kinds.count("impact")}
 

@@ -50,8 +50,8 @@ def vehicle_signal(run: Run, name: str, t: float, y: np.ndarray, f: np.ndarray) 
     if name.startswith("energy_"):
         return y[system.energy_slices[name[len("energy_"):-len("_J")]]].copy()
     if name in BRAKE_SIGNALS:
-        brake = getattr(run, "airbrake", None)
-        return np.full(n, np.nan) if brake is None else brake.signal(name, t)
+        air = system.air
+        return air.signal(name, t) if air.on else np.full(n, np.nan)
     col = np.full(n, np.nan)
     for b in tr.batches:
         if name in b.record.fields:
