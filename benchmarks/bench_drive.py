@@ -155,7 +155,9 @@ def run_case(name: str, args: argparse.Namespace) -> dict:
         "rrscore": str(Path(rrscore.__file__).parent),
         **timing(best, runs, args.solver),
         "events": best["events"],
-        "distance_m": round(best["distance_m"], 1),
+        "distance_m": round(best["distance_m"], 4),
+        "max_coupler_tension_N": round(best["max_coupler_tension_N"], 1),
+        "max_coupler_compression_N": round(best["max_coupler_compression_N"], 1),
         "python": platform.python_version(),
         "machine": platform.machine(),
     }

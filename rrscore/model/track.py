@@ -32,8 +32,13 @@ from .formulas import CHORD_HALF_M, curve_specific, curve_specific_area
 #: A route's cumulative tables as the simulation reads them
 #: (:mod:`rrscore.physics.route`): ``knots`` (k,), ``cum`` (4, k) and ``slope`` (4, k) (per
 #: interval between knots, 0 past the last) of the columns :data:`ELEVATION` (m),
-#: :data:`CURVE` (700/R, N/kN times m), :data:`AREA` (N/kN times m) and :data:`TUNNEL` (m).
-Track = namedtuple("Track", ["knots", "cum", "slope"])
+#: :data:`CURVE` (700/R, N/kN times m), :data:`AREA` (N/kN times m) and :data:`TUNNEL` (m);
+#: and the same as ``k + 1`` pieces that cover every position: piece ``j`` holds for
+#: ``lo[j] <= x < hi[j]`` (the first from minus infinity to the first knot, the last from
+#: the last knot on: the tables constant there), where column ``c`` is ``value[c, j] +
+#: rate[c, j] * (x - base[j])``. A lookup from the piece a position was in a moment ago
+#: is then two comparisons and a multiply-add.
+Track = namedtuple("Track", ["knots", "cum", "slope", "lo", "hi", "base", "value", "rate"])
 ELEVATION, CURVE, AREA, TUNNEL = 0, 1, 2, 3
 
 
@@ -41,9 +46,17 @@ def track_of(knots: np.ndarray, columns: np.ndarray) -> Track:
     """The :class:`Track` of cumulative ``columns`` (4, k) at ``knots``."""
     knots = np.ascontiguousarray(knots, dtype=float)
     cum = np.ascontiguousarray(columns, dtype=float)
+    k = knots.size
     slope = np.zeros_like(cum)
     slope[:, :-1] = np.diff(cum, axis=1) / np.diff(knots)
-    return Track(knots, cum, slope)
+    lo = np.concatenate([[-np.inf], knots])
+    hi = np.concatenate([knots, [np.inf]])
+    base = np.concatenate([knots[:1], knots])
+    value = np.concatenate([cum[:, :1], cum], axis=1)
+    rate = np.concatenate([np.zeros((cum.shape[0], 1)), slope[:, :k - 1],
+                           np.zeros((cum.shape[0], 1))], axis=1)
+    return Track(knots, cum, slope, lo, hi, base, np.ascontiguousarray(value),
+                 np.ascontiguousarray(rate))
 
 #: Steepest grade a route may have (rise over run): beyond rack railways' steepest.
 MAX_GRADE = 0.25

@@ -10,7 +10,7 @@ its length: the grade a vehicle standing across a change of grade feels, the cur
 resistance of one entering a curve, both continuous as the vehicle moves.
 
 A train's vehicles stand one behind the other and move little in a step, so each keeps
-the knot interval its front and rear stood in (``ends``) and walks from there.
+the piece of the route its front and rear stood in (``ends``) and walks from there.
 """
 
 from __future__ import annotations
@@ -22,32 +22,14 @@ from ..model.track import AREA, CURVE, ELEVATION, TUNNEL, Track
 
 
 @kernel(inline=True)
-def interval(knots, x, j):  # pragma: no cover (compiled)
-    """The knot interval of ``x`` (``knots[j] <= x < knots[j + 1]``) walked to from the
-    guess ``j``: -1 before the first knot, ``knots.size - 1`` at or past the last."""
-    last = knots.size - 1
-    if x < knots[0]:
-        return -1
-    if x >= knots[last]:
-        return last
-    j = min(max(j, 0), last - 1)
-    while knots[j] > x:
-        j -= 1
-    while knots[j + 1] <= x:
+def piece_of(track, x, j):  # pragma: no cover (compiled)
+    """The piece of the track (see :class:`~rrscore.model.track.Track`) that holds ``x``,
+    walked to from piece ``j`` (NaN: ``j``)."""
+    while x >= track.hi[j]:
         j += 1
+    while x < track.lo[j]:
+        j -= 1
     return j
-
-
-@kernel(inline=True)
-def cumulative(track, column, x, j):  # pragma: no cover (compiled)
-    """Column ``column`` of the track's cumulative table at ``x`` in interval ``j``: linear
-    between knots, constant beyond the ends."""
-    last = track.knots.size - 1
-    if j < 0:
-        return track.cum[column, 0]
-    if j >= last:
-        return track.cum[column, last]
-    return track.cum[column, j] + track.slope[column, j] * (x - track.knots[j])
 
 
 @kernel
@@ -55,36 +37,31 @@ def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled
     """Each vehicle's mean grade and curve resistance (700/R, N/kN) into rows 0 and 1 of
     ``out``, and where ``extra``, its mean AREA curve resistance and share of its length
     in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]`` and half its
-    length ``half[i]``; ``ends`` (2, n) are the knot intervals its front and rear stood in
-    (updated)."""
-    knots = track.knots
+    length ``half[i]``; ``ends`` (2, n) are the pieces of the track its front and rear
+    stood in (updated)."""
+    value, rate, base = track.value, track.rate, track.base
+    rows = 4 if extra else 2
     for i in range(x.size):
         h = half[i]
         front, rear = x[i] + h, x[i] - h
-        jf = interval(knots, front, ends[0, i])
-        jr = interval(knots, rear, ends[1, i])
+        jf = piece_of(track, front, ends[0, i])
+        jr = piece_of(track, rear, ends[1, i])
         ends[0, i] = jf
         ends[1, i] = jr
+        df, dr = front - base[jf], rear - base[jr]
         length = 2.0 * h
-        out[0, i] = (cumulative(track, ELEVATION, front, jf)
-                     - cumulative(track, ELEVATION, rear, jr)) / length
-        out[1, i] = (cumulative(track, CURVE, front, jf)
-                     - cumulative(track, CURVE, rear, jr)) / length
-        if extra:
-            out[2, i] = (cumulative(track, AREA, front, jf)
-                         - cumulative(track, AREA, rear, jr)) / length
-            out[3, i] = (cumulative(track, TUNNEL, front, jf)
-                         - cumulative(track, TUNNEL, rear, jr)) / length
+        for c in range(rows):
+            out[c, i] = ((value[c, jf] + rate[c, jf] * df)
+                         - (value[c, jr] + rate[c, jr] * dr)) / length
 
 
 @kernel(counted=True)
 def column_at(track, column, x):  # pragma: no cover (compiled)
     """Column ``column`` of the cumulative table at each position of ``x`` (an array)."""
     out = np.empty(x.size)
-    j = 0
     for i in range(x.size):
-        j = interval(track.knots, x[i], np.searchsorted(track.knots, x[i], side="right") - 1)
-        out[i] = cumulative(track, column, x[i], j)
+        j = piece_of(track, x[i], np.searchsorted(track.lo, x[i], side="right") - 1)
+        out[i] = track.value[column, j] + track.rate[column, j] * (x[i] - track.base[j])
     return out
 
 
