@@ -31,12 +31,12 @@ from typing import Any
 from llvmlite import ir
 from numba import njit, types, vectorize
 from numba.core import cgutils
-from numba.core.datamodel import default_manager, models
 from numba.core import event as numba_event
+from numba.core.datamodel import default_manager, models
 from numba.core.errors import NumbaExperimentalFeatureWarning
 from numba.core.imputils import impl_ret_borrowed
-from numba.experimental import structref
 from numba.core.typing.templates import AttributeTemplate
+from numba.experimental import structref
 from numba.extending import (
     infer_getattr,
     lower_builtin,

@@ -450,9 +450,6 @@ class AirBrake:
         d = [cfg[i] for i in dist]
         mode_max = {m: _column(d, f"max_pressure_{m}") for m in MODES}
         p_max = np.array([mode_max[c["mode"]][k] for k, c in enumerate(d)])
-        times = np.array([(c["application_time"] or TIMES[c["distributor"]][0],
-                           c["release_time"] or TIMES[c["distributor"]][1]) for c in d]
-                         ).reshape(-1, 2)
         em_area = np.where(_column(d, "emergency", bool),
                            circle_area(_column(d, "emergency_vent")), 0.0)
         return Distributors(

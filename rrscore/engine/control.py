@@ -57,13 +57,22 @@ def step_plugins(sys, fns, t, dt, y):  # pragma: no cover (compiled)
 
 @kernel
 def outputs_problem(sys):  # pragma: no cover (compiled)
-    """The first type whose ``q_a``, ``q_r`` or adhesion factor is not finite, or whose
-    ``q_r`` is negative (resistances are magnitudes): ``(type, what)``, ``what`` 1 for not
-    finite and 2 for negative; ``(-1, 0)`` where all are fine."""
+    """After the plugins' control steps: which types' outputs (``q_a``, ``q_r``, the
+    adhesion factors: one block of each record) changed since they were last placed
+    (``plugins.changed``), and of those the first whose outputs are not finite or whose
+    ``q_r`` is negative (resistances are magnitudes): ``(type, what)``, ``what`` 1 for
+    not finite and 2 for negative; ``(-1, 0)`` where all are fine."""
     p = sys.plugins
     for b in range(p.count.size):
         n, k = p.count[b], p.axles[b]
-        buf = p.bufs[b]
+        buf, placed = p.bufs[b], p.placed[b]
+        block = buf[p.row_qa[b]:p.row_qa[b] + placed.size]
+        same = True
+        for r in range(placed.size):
+            same = same and block[r] == placed[r]
+        p.changed[b] = 0 if same else 1
+        if same:
+            continue
         for r in range(n * (k + 1)):
             qa, qr = buf[p.row_qa[b] + r], buf[p.row_qr[b] + r]
             if not (np.isfinite(qa) and np.isfinite(qr)):
@@ -78,11 +87,14 @@ def outputs_problem(sys):  # pragma: no cover (compiled)
 
 @kernel
 def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
-    """What the plugins set placed in the train's arrays, the held sums taken again, the
-    loaded axles listed; returns whether anything changed (the loop then restarts)."""
+    """What the plugins set placed in the train's arrays (of the types whose outputs
+    changed, :func:`outputs_problem`), the held sums taken again, the loaded axles
+    listed; returns whether anything changed (the loop then restarts)."""
     p, ax = sys.plugins, sys.axles
     changed = False
     for b in range(p.count.size):
+        if p.changed[b] == 0:
+            continue
         n, k, first, buf = p.count[b], p.axles[b], p.first[b], p.bufs[b]
         for j in range(n):
             i, sign = p.index[first + j], p.sign[first + j]
@@ -102,10 +114,16 @@ def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
                 ax.torque[a] = torque
                 inputs.brake_own[a] = brake
                 ax.rail_factor[a] = rail
-    for a in range(ax.torque.size):
-        brake = inputs.brake_own[a] + inputs.air_torque[a]
-        changed |= brake != ax.brake[a]
-        ax.brake[a] = brake
+        placed = p.placed[b]
+        block = buf[p.row_qa[b]:p.row_qa[b] + placed.size]
+        for r in range(placed.size):
+            placed[r] = block[r]
+        p.changed[b] = 0
+    if changed or sys.control.air.on[0] != 0:
+        for a in range(ax.torque.size):
+            brake = inputs.brake_own[a] + inputs.air_torque[a]
+            changed |= brake != ax.brake[a]
+            ax.brake[a] = brake
     if changed:
         hold_inputs(sys, inputs, y)
     return changed

@@ -50,11 +50,14 @@ Layout = namedtuple("Layout", ["n", "na", "nc", "sx", "sv", "somega", "sphi", "s
 #: orientation), axles per vehicle, where its states start in the state vector and how
 #: many it has, where the rows of ``x``, ``v``, the first state, ``q_a``, ``q_r`` and
 #: ``adhesion`` start in its buffer, and the input index of ``traction_level`` and
-#: ``brake_level`` (-1: none); ``axle_index``: every vehicle's axles, slot after slot.
+#: ``brake_level`` (-1: none); ``axle_index``: every vehicle's axles, slot after slot;
+#: per slot, its outputs (``q_a``, ``q_r``, ``adhesion``: one block of its buffer) as
+#: last placed (NaN: to be placed) and whether they changed since (1/0).
 Plugins = namedtuple("Plugins", ["bufs", "lays", "count", "first",
                                  "index", "sign", "axles", "state0", "nstates", "row_x",
                                  "row_v", "row_state", "row_qa", "row_qr", "row_adh",
-                                 "traction", "brake", "axle_first", "axle_index"])
+                                 "traction", "brake", "axle_first", "axle_index", "placed",
+                                 "changed"])
 
 #: The coupler models of a train, per group (a fixed number of slots; their force laws are
 #: in the function table): their records, how many couplings each serves and where they
@@ -189,6 +192,13 @@ def _hold_apart_states(sys, dy):  # pragma: no cover (compiled)
 def plugin_rates(sys, fns, t, y, dy):  # pragma: no cover (compiled)
     """The vehicle plugins' states' rates, type by type, each type's record given its
     vehicles' speeds at this stage first."""
+    plugin_rates_at(sys, fns, t, y, dy, np.nan)
+
+
+@kernel
+def plugin_rates_at(sys, fns, t, y, dy, common):  # pragma: no cover (compiled)
+    """:func:`plugin_rates`, every vehicle at the speed ``common`` (train frame) unless it
+    is NaN (each at its own, from ``y``)."""
     p, lay = sys.plugins, sys.lay
     for b in range(p.count.size):
         k = p.nstates[b]
@@ -197,7 +207,8 @@ def plugin_rates(sys, fns, t, y, dy):  # pragma: no cover (compiled)
         n, first, buf = p.count[b], p.first[b], p.bufs[b]
         row_v = p.row_v[b]
         for j in range(n):
-            buf[row_v + j] = y[lay.sv + p.index[first + j]] * p.sign[first + j]
+            v = common if common == common else y[lay.sv + p.index[first + j]]
+            buf[row_v + j] = v * p.sign[first + j]
         z0 = p.state0[b]
         call_rates(fns, b, t, buf, p.lays[b], table(y, z0, k, n), table(dy, z0, k, n))
 

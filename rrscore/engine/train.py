@@ -19,12 +19,10 @@ from ..model.errors import PluginError, RrsError, plugin_failure
 from ..model.events import Event
 from ..model.records import record_type
 from ..model.state import StateLayout, StateSpec, entry_ranges
-from ..physics.bodies import ENERGY_FLOWS, Bodies, held_arrays, hold_directions
+from ..physics.bodies import ENERGY_FLOWS, Bodies, held_arrays
 from ..physics.wheelsets import Axles, rail_force_needed
 from . import control as ctl
-from .tableau import BOGACKI_SHAMPINE
 from . import multibody as mb
-from .airsystem import AirBrake, air_after, air_before
 from .adapters import (
     DRIVER_PARAMS,
     DRIVER_STATE,
@@ -38,6 +36,9 @@ from .adapters import (
     no_step,
     vehicle_adapters,
 )
+from .airsystem import AirBrake, air_after, air_before
+from .onebody import INTEGRALS, OneBodyTrain
+from .tableau import BOGACKI_SHAMPINE
 
 _ENERGY_DOCS = {
     "drive": "put in by traction (negative: taken out by an electric brake)",
@@ -47,6 +48,13 @@ _ENERGY_DOCS = {
     "air": "work of the air force relative to the wind",
     "slip": "dissipated in the contact of slipping axles",
 }
+
+
+def _start_groups(train: Any) -> int:
+    """How many starting speeds the train's vehicles with a starting resistance have."""
+    speeds = np.asarray(train.start_speed, dtype=float)
+    starting = (np.asarray(train.start0) != 0.0) & (speeds > 0.0)
+    return int(np.unique(speeds[starting]).size)
 
 
 class AirBrakeFailed(RrsError):
@@ -113,7 +121,13 @@ class TrainSystem:
                   for f in ENERGY_FLOWS]
         swork = lay.add("energy.coupler", _energy_spec("taken up by the coupling (springs "
                                                        "and draft gear)"), nc)
+        if rigid:  # the one body's integrals (rrscore.engine.onebody)
+            lay.add("rigid.integrals", StateSpec("", "the one body's integrals of the speed",
+                                                 atol=np.inf), INTEGRALS + _start_groups(train))
         self.layout = lay
+        #: The entries of the vehicle plugins' states.
+        self.plugin_states = slice(sv.stop, self._group_blocks[0][0] if any(
+            k for _, k in self._group_blocks) else somega.start)
         self.size = lay.size
         self.lay = mb.Layout(n, na, nc, sx.start, sv.start, somega.start, sphi.start,
                              energy[0].start, swork.start)
@@ -270,12 +284,15 @@ class TrainSystem:
         for values in int_cols.values():
             values += [0] * pad
         ints = {k: np.array(v, dtype=np.int64) for k, v in int_cols.items()}
+        placed = tuple(np.full(c * (3 * k + 2), np.nan)
+                       for c, k in zip(ints["count"], ints["axles"], strict=True))
         table = mb.Plugins(tuple(bufs), tuple(lays), ints["count"], ints["first"],
                            np.array(index, dtype=np.int64), np.array(sign, dtype=float),
                            ints["axles"], ints["state0"], ints["nstates"], ints["row_x"],
                            ints["row_v"], ints["row_state"], ints["row_qa"], ints["row_qr"],
                            ints["row_adh"], ints["traction"], ints["brake"],
-                           ints["axle_first"], np.array(axle_index, dtype=np.int64))
+                           ints["axle_first"], np.array(axle_index, dtype=np.int64), placed,
+                           np.ones(MAX_TYPES, dtype=np.int64))
         return table, tuple(steps), tuple(rates), tuple(inputs)
 
     def _groups(self) -> mb.Groups:
@@ -372,13 +389,54 @@ class TrainSystem:
         ax.phi_at[:] = 0.0
         mb.fill(self.sys, y)
         self.hold(y)  # the masses, and what holds until the first control step changes it
+        #: A rigid train's one body (:mod:`rrscore.engine.onebody`), while it serves.
+        self.one = OneBodyTrain(self, y) if self.rigid else None
         return y
 
+    @property
+    def loop_system(self) -> Any:
+        """The system the event loop integrates now: the one body while a rigid train is
+        one, else the multi-body train."""
+        return self.one.sys if self.one is not None and self.one.active else self.sys
+
+    def choose(self, y: np.ndarray) -> bool:
+        """Go over to the one body where a rigid train can be one at ``y``, or back to the
+        multi-body layout where it can no longer; whether the system changed (the loop
+        then restarts)."""
+        one = self.one
+        if one is None:
+            return False
+        if not one.active and one.fits(y):
+            one.start(y)
+            return True
+        if one.active and (self.sys.modes.counts[mb.SLIPPING] or self.air.on):
+            one.stop(y)
+            return True
+        return False
+
     def full_state(self, y: np.ndarray) -> np.ndarray:
-        """``y`` with the rolling axles' spins and angles read off their bodies (a copy)."""
+        """``y`` with what the loop does not integrate formed (a copy): the rolling axles'
+        spins and angles read off their bodies; the vehicles of a rigid train as one body
+        where it puts them, with their energy flows."""
         y = np.array(y, dtype=float)
-        mb.fill(self.sys, y)
+        self.form(y)
         return y
+
+    def form(self, y: np.ndarray, f: np.ndarray | None = None) -> None:
+        """:meth:`full_state` in place (and the vehicles' accelerations into ``f``, where
+        given, while the train is one body)."""
+        if self.one is not None and self.one.active:
+            self.one.fill(y)
+            if f is not None:
+                f[self.sv] = f[self.sv.start]
+        else:
+            mb.fill(self.sys, y)
+
+    def top_speed(self, y: np.ndarray) -> float:
+        """The largest speed of any vehicle at ``y``."""
+        if self.one is not None and self.one.active:
+            return abs(float(y[self.sv.start]))
+        return float(np.abs(y[self.sv]).max())
 
     # ------------------------------------------------------------------ control
     def step_plugins(self, t: float, dt: float, y: np.ndarray) -> None:
@@ -429,6 +487,8 @@ class TrainSystem:
         """The rail condition under the whole train from now on (wet rails, leaves): taken
         at the next control step, where it is placed with the plugins' adhesion factors."""
         self.sys.axles.rail_condition[:] = factor
+        for placed in self.sys.plugins.placed:  # every type's outputs placed again
+            placed[:] = np.nan
 
     def plugin_problem(self, b: int, t: float) -> None:
         """Raise the error of vehicle type ``b``'s control step at ``t``, which set outputs
@@ -458,11 +518,23 @@ class TrainSystem:
     def place(self, y: np.ndarray) -> bool:
         """What the plugins set placed and held (see :func:`rrscore.engine.control.
         place_inputs`); whether anything changed."""
-        return bool(ctl.place_inputs(self.sys, self.inputs, y))
+        one = self.one if self.one is not None and self.one.active else None
+        if one is not None:
+            one.held_changed(y, True)
+        changed = bool(ctl.place_inputs(self.sys, self.inputs, y))
+        if one is not None:
+            one.held_changed(y, False)
+        return changed
 
     def hold(self, y: np.ndarray) -> None:
         """The held sums taken again after a change of modes (an axle slipping, say)."""
+        one = getattr(self, "one", None)
+        one = one if one is not None and one.active else None
+        if one is not None:
+            one.held_changed(y, True)
         ctl.hold_inputs(self.sys, self.inputs, y)
+        if one is not None:
+            one.held_changed(y, False)
 
     # ------------------------------------------------------------------ events
     def event_where(self, entry: int) -> tuple[int, int]:
@@ -497,6 +569,7 @@ class TrainSystem:
         with derivative ``f``): changes ``y`` and the modes in place; whether anything
         changed (an action may decline: a slip whose demand no longer exceeds adhesion
         where the event landed). Events with one kind act together."""
+        self.form(y, f)
         by_block: dict[int, list[int]] = {}
         for e in entries:
             block, j = self.event_where(int(e))
@@ -711,7 +784,9 @@ class TrainSystem:
         for key, value in self.__dict__.items():
             shared = key in ("route", "adapters", "coupler_adapters", "layout", "fns",
                              "_forces", "_functions")
-            setattr(new, key, value if shared else copy_arrays(value, memo))
+            if key != "one":
+                setattr(new, key, value if shared else copy_arrays(value, memo))
+        new.one = None if self.one is None else self.one.copy(new, memo)
         return new
 
 

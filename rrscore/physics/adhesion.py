@@ -18,7 +18,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..jit import kernel, law
-from .tables import interp_one
 from ..model.formulas import (
     CONSTANT,
     DEFAULT_KINETIC_RATIO,
@@ -29,6 +28,7 @@ from ..model.formulas import (
     rail_condition_factor,
     result,
 )
+from .tables import interp_one
 
 
 def adhesion_coefficient(

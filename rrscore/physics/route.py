@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..jit import kernel
-from ..model.track import AREA, CURVE, ELEVATION, TUNNEL, Track
+from ..model.track import AREA, CURVE, ELEVATION, Track
+from .resistance import gravity_force
 
 
 @kernel(inline=True)
@@ -32,6 +33,14 @@ def piece_of(track, x, j):  # pragma: no cover (compiled)
     return j
 
 
+@kernel(inline=True)
+def column_between(track, c, front, jf, rear, jr):  # pragma: no cover (compiled)
+    """Column ``c`` of the cumulative table at ``front`` (in piece ``jf``) less at ``rear``
+    (in piece ``jr``)."""
+    return ((track.value[c, jf] + track.rate[c, jf] * (front - track.base[jf]))
+            - (track.value[c, jr] + track.rate[c, jr] * (rear - track.base[jr])))
+
+
 @kernel
 def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled)
     """Each vehicle's mean grade and curve resistance (700/R, N/kN) into rows 0 and 1 of
@@ -39,7 +48,6 @@ def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled
     in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]`` and half its
     length ``half[i]``; ``ends`` (2, n) are the pieces of the track its front and rear
     stood in (updated)."""
-    value, rate, base = track.value, track.rate, track.base
     rows = 4 if extra else 2
     for i in range(x.size):
         h = half[i]
@@ -48,11 +56,9 @@ def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled
         jr = piece_of(track, rear, ends[1, i])
         ends[0, i] = jf
         ends[1, i] = jr
-        df, dr = front - base[jf], rear - base[jr]
         length = 2.0 * h
         for c in range(rows):
-            out[c, i] = ((value[c, jf] + rate[c, jf] * df)
-                         - (value[c, jr] + rate[c, jr] * dr)) / length
+            out[c, i] = column_between(track, c, front, jf, rear, jr) / length
 
 
 @kernel(counted=True)
@@ -82,3 +88,76 @@ def elevation(track: Track, x: np.ndarray | float) -> np.ndarray:
     """The height of the track at ``x`` relative to the route's start, m."""
     q = np.asarray(x, dtype=float)
     return column_at(track, ELEVATION, np.ascontiguousarray(q.ravel())).reshape(q.shape)
+
+
+
+@kernel
+def grade_and_curve(track, x, half):  # pragma: no cover (compiled)
+    """The mean grade and curve resistance (700/R, N/kN) under a vehicle with its centre at
+    ``x`` and half its length ``half`` (its ends' pieces found by bisection)."""
+    front, rear = x + half, x - half
+    jf = piece_of(track, front, np.searchsorted(track.lo, front, side="right") - 1)
+    jr = piece_of(track, rear, np.searchsorted(track.lo, rear, side="right") - 1)
+    length = 2.0 * half
+    return (column_between(track, ELEVATION, front, jf, rear, jr) / length,
+            column_between(track, CURVE, front, jf, rear, jr) / length)
+
+
+@kernel
+def path_work(track, x0, x1, half):  # pragma: no cover (compiled)
+    """Along a vehicle's path from ``x0`` to ``x1`` (its centre; half its length ``half``):
+    the integral over position of ``g / sqrt(1 + g^2)`` of its mean grade ``g`` (signed:
+    the work of gravity on it is minus its weight times this) and of its mean curve
+    resistance over the distance (unsigned). The path is split where an end of the vehicle
+    meets a knot: between, both run linearly, and each piece's integral is exact (the first
+    one's antiderivative is ``sqrt(1 + g^2)`` over the grade's slope, written here without
+    the cancellation)."""
+    lo, hi = min(x0, x1), max(x0, x1)
+    sign = 1.0 if x1 >= x0 else -1.0
+    g_int = c_int = 0.0
+    p = lo
+    gp, cp = grade_and_curve(track, p, half)
+    knots = track.knots
+    for _ in range(2 * knots.size + 2):
+        if not p < hi:
+            break
+        jf = np.searchsorted(knots, p + half, side="right")
+        jr = np.searchsorted(knots, p - half, side="right")
+        q = hi
+        if jf < knots.size:
+            q = min(q, knots[jf] - half)
+        if jr < knots.size:
+            q = min(q, knots[jr] + half)
+        if not q > p:  # (rounding at a knot: the rest in one piece)
+            q = hi
+        gq, cq = grade_and_curve(track, q, half)
+        dx = q - p
+        g_int += dx * (gp + gq) / (np.sqrt(1.0 + gp * gp) + np.sqrt(1.0 + gq * gq))
+        c_int += dx * 0.5 * (cp + cq)
+        p, gp, cp = q, gq, cq
+    return sign * g_int, c_int
+
+
+@kernel
+def train_sums(track, lead, rel, half, weight, weight_kn, gravity,
+               curve):  # pragma: no cover (compiled)
+    """The gravity force and the curve resistance summed over a train's vehicles (each
+    where it stands: its centre at ``lead[k] + rel[i]``, as the body forces take them),
+    into ``gravity[k]`` and ``curve[k]``, with the lead's centre at each of ``lead``
+    (ascending)."""
+    for k in range(lead.size):
+        gravity[k] = 0.0
+        curve[k] = 0.0
+    for i in range(rel.size):
+        h = half[i]
+        jf = jr = 0
+        for k in range(lead.size):
+            x = lead[k] + rel[i]
+            front, rear = x + h, x - h
+            jf = piece_of(track, front, jf)
+            jr = piece_of(track, rear, jr)
+            length = 2.0 * h
+            g = column_between(track, ELEVATION, front, jf, rear, jr) / length
+            gravity[k] += gravity_force(weight[i], g)
+            curve[k] += column_between(track, CURVE, front, jf, rear, jr) / length \
+                * weight_kn[i]

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -28,11 +28,7 @@ from ..model.events import Event
 from .lifecycle import LifecycleHooks
 from .recorder import Recorder
 from .run import Run
-from .scenario import Scenario, load_scenario
-
-if TYPE_CHECKING:
-    from ..yard.yard import YardScenario
-    from ..yard.yarddrive import YardResult
+from .scenario import Scenario
 
 Progress = Callable[[float, float, float], None]
 """Called as ``progress(fraction_done, t, lead_speed)`` as the drive goes on."""
@@ -52,7 +48,7 @@ class DriveResult:
 
 class Drive:
     """A test drive: one :class:`Run` of a scenario and its outputs. Most users call
-    :func:`drive` instead."""
+    :func:`rrscore.drive` instead."""
 
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -296,39 +292,3 @@ def release_output_dir(out: Path, fh) -> None:
         pass
     fh.close()
 
-
-def drive(scenario: Scenario | str | Path, out: str | Path | None = None,
-          progress: Progress | None = None) -> DriveResult | YardResult:
-    """Run a scenario (a :class:`Scenario` or the path of a scenario or yard file).
-
-    With ``out``, writes ``timeseries.csv``, ``summary.json``, ``speed.png`` and
-    ``scenario.resolved.toml`` there. Returns the summary and the sampled series.
-
-    A yard file (``[yard]``, :mod:`rrscore.yard`), and a scenario with ``dynamics =
-    "events"`` (run as a yard of one track, :mod:`rrscore.eventscenario`), run with the
-    free-car engine: the outputs and the result (:class:`~rrscore.yarddrive.YardResult`)
-    are a yard drive's.
-    """
-    from ..yard.yarddrive import drive_yard
-
-    if not isinstance(scenario, Scenario):
-        from ..yard.yard import is_yard_file, load_yard
-
-        if is_yard_file(scenario):
-            return drive_yard(load_yard(scenario), out, progress)
-        scenario = load_scenario(scenario)
-    yard = free_car_yard(scenario)
-    if yard is not None:
-        return drive_yard(yard, out, progress)
-    return Drive(scenario).run(out, progress)
-
-
-def free_car_yard(scenario: Scenario) -> YardScenario | None:
-    """The yard a scenario with ``dynamics = "events"`` is driven as by the free-car
-    engine (its train and route as a yard of one track, :mod:`rrscore.eventscenario`);
-    None for a scenario the train's own dynamics drives."""
-    if scenario.config["dynamics"] != "events":
-        return None
-    from ..yard.eventscenario import yard_from_scenario
-
-    return yard_from_scenario(scenario)

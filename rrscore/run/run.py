@@ -232,7 +232,9 @@ class Run:
             bound = self.max_time if t_end is None else min(t_end, self.max_time)
             st.t_end = bound
             self._plan(bound)
-            code = loop.advance(self.system.sys, self.system.fns, self.tab, self.clock,
+            if self.system.choose(self.work.y):  # a rigid train becomes one body, or stops
+                st.known = 0
+            code = loop.advance(self.system.loop_system, self.system.fns, self.tab, self.clock,
                                 self.work)
             self._deliver_rows()
             interruption = take_interruption()
@@ -320,6 +322,7 @@ class Run:
         program, every plugin's control step, their inputs placed; a restart where they
         changed."""
         st, y, system = self.clock[0], self.work.y, self.system
+        system.form(y)
         tr = self.train
         front = float(y[system.lay.sx] + tr.half_length[0])
         rear = float(y[system.lay.sx + tr.count - 1] - tr.half_length[-1])
@@ -342,7 +345,7 @@ class Run:
         y = self.work.y
         x0 = float(y[system.lay.sx])
         front = x0 + tr.half_length[0]
-        top = float(np.abs(y[system.sv]).max())
+        top = system.top_speed(y)
         watch = system.watch[0]
         if top > stop["standstill_speed"]:
             watch.moved = 1.0
@@ -380,8 +383,9 @@ class Run:
         rows[:, 6:8] = raw[:, 5:7]
         if self._signals_rows:
             for r in range(n):
-                rows[r, 8:] = signal_values(self, float(raw[r, 0]), states[r],
-                                            None if rates is None else rates[r])
+                f = None if rates is None else rates[r]
+                self.system.form(states[r], f)
+                rows[r, 8:] = signal_values(self, float(raw[r, 0]), states[r], f)
         return rows
 
     def _deliver_rows(self) -> None:
@@ -416,7 +420,7 @@ class Run:
     def _filled(self, states: np.ndarray) -> np.ndarray:
         out = np.array(states)
         for r in range(out.shape[0]):
-            mb.fill(self.system.sys, out[r])
+            self.system.form(out[r])
         return out
 
     def _final_row(self) -> None:
@@ -428,9 +432,9 @@ class Run:
         t = float(st.t)
         ts = st.sample_next * self.sample_interval
         if abs(ts - t) <= 1e-9 or t > ts - self.sample_interval + 1e-9:
-            y = self.work.y
-            f = np.empty(self.system.size)
             system = self.system
+            y = system.full_state(self.work.y)
+            f = np.empty(self.system.size)
             system.derivative(t, y, f)
             raw = np.empty((1, mb.ROW + system.lay.nc))
             system.sample_row(t, y, f, raw[0])

@@ -1,5 +1,6 @@
 """Scenarios: a train on a route with a start, a solver, a driver program, stop
-conditions and outputs; and checking any config file (``rrs validate``)."""
+conditions and outputs (checking any config file, ``rrs validate``, is
+:func:`rrscore.api.validate_file`)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,9 @@ from ..model.config import (
     Section,
     TableList,
     freeze,
-    include,
-    load_toml,
     load_top_table,
     resolve_plugin_dirs,
+    set_path,
     strip_private,
     thaw,
     validate,
@@ -32,7 +32,6 @@ from ..model.config import (
 from ..model.track import MAX_LENGTH, ROUTE_SCHEMA, Route
 from ..model.train import TRAIN_SCHEMA, Train, resolve_train
 from ..model.units import G
-from ..model.vehicle import VEHICLE_SCHEMA
 from .plugins import PATH_ENV, Registry, load_registry
 from .signals import BRAKE_SIGNALS, COUPLING_SIGNALS, VEHICLE_SIGNALS
 
@@ -193,7 +192,7 @@ class Scenario:
         This scenario is left as it is."""
         table = strip_private(thaw(self.config))
         for path, value in values.items():
-            _set_path(table, path, value)
+            set_path(table, path, value)
         ctx = Context(self.file or "<scenario>", "scenario", Path.cwd())
         return scenario_from_table(table, ctx, self.registry, self.plugin_dirs)
 
@@ -204,25 +203,6 @@ class Scenario:
     def write_resolved(self, path: str | Path) -> None:
         """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
         Path(path).write_text(tomli_w.dumps(self.resolved()), encoding="utf-8")
-
-
-def _set_path(table: dict[str, Any], path: str, value: Any) -> None:
-    """Set ``a.b[2].c`` in nested tables and lists; KeyError naming the path if absent."""
-    node: Any = table
-    parts = path.replace("]", "").replace("[", ".").split(".")
-    for i, part in enumerate(parts):
-        key: Any = int(part) if part.isdigit() else part
-        last = i == len(parts) - 1
-        try:
-            if last:
-                if isinstance(node, dict) or (isinstance(node, list) and key < len(node)):
-                    node[key] = value
-                else:
-                    raise KeyError(key)
-            else:
-                node = node[key]
-        except (KeyError, IndexError, TypeError):
-            raise KeyError(f"scenario has no key {path!r}") from None
 
 
 def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:
@@ -309,10 +289,6 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
                         all_dirs, registry)
-    if cfg["dynamics"] == "events":  # checked now: the free-car engine refuses what it lacks
-        from ..yard.eventscenario import yard_from_scenario
-
-        yard_from_scenario(scenario)
     return scenario
 
 
@@ -322,55 +298,3 @@ def load_scenario(path: str | Path, registry: Registry | None = None,
     table, ctx = load_top_table(path, "scenario")
     return scenario_from_table(table, ctx, registry, plugin_dirs)
 
-
-KINDS = ("scenario", "yard", "network", "train", "route", "vehicle")
-
-
-def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
-    """Check any config file (its kind is its top-level table); return a one-line summary."""
-    p = Path(path)
-    data = load_toml(p, "config")
-    full = str(p.resolve())
-    ctx = Context(str(path), "", p.resolve().parent)
-    kind = next((k for k in KINDS if k in data), None)
-    if kind is None:
-        raise ctx.error(
-            "found top-level keys " + (", ".join(data) or "(none)")
-            + f", expected one of the tables [{'], ['.join(KINDS)}]")
-    if kind == "scenario":
-        sc = load_scenario(p, plugin_dirs=plugin_dirs)
-        return (f"scenario {sc.config['name']!r}: {sc.train.count} vehicles, "
-                f"{sc.train.total_mass / 1000:.0f} t, route {sc.route.length:.0f} m")
-    if kind == "yard":
-        from ..yard.yard import load_yard
-
-        yard = load_yard(p, plugin_dirs=plugin_dirs)
-        return (f"yard scenario {yard.config['name']!r}: {yard.cars.length.size} cars in "
-                f"{len(yard.cut_names)} cuts on network {yard.network.name!r}")
-    if kind == "network":
-        from ..yard.network import load_network
-
-        net = load_network(p)
-        return (f"network {net.name!r}: {len(net.tracks)} tracks, {len(net.switches)} "
-                f"switches, {sum(t.length for t in net.tracks):.0f} m of track")
-    registry = load_registry(plugin_dirs)
-    if kind == "route":
-        route = Route.from_config(include(full, Include(ROUTE_SCHEMA, what="route",
-                                                          file_key="route"), ctx))
-        return f"route {route.name!r}: {len(route.starts)} elements, {route.length:.0f} m"
-    if kind == "train":
-        body = include(full, Include(TRAIN_SCHEMA, what="train", file_key="train"), ctx)
-        resolve_train(body, registry)
-        train = Train(body, registry)
-        return f"train {train.name!r}: {train.count} vehicles, {train.total_mass / 1000:.0f} t"
-    # a vehicle file: check it the way a train would use it
-    vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
-    body = {"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
-            "vehicles": [{"config": vehicle, "count": 1, "payload_fraction": 1.0,
-                          "orientation": "forward", "coupling": {}, "coupled": True,
-                          "brake_pipe_connected": True, "open_rear_cock": False}],
-            "_source": (str(p), "", str(p.resolve().parent))}
-    resolve_train(body, registry)
-    train = Train(body, registry)
-    name = vehicle["vehicle"]["name"] or train.batches[0].type_name
-    return f"vehicle {name!r} ({train.batches[0].type_name})"

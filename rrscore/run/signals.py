@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine import multibody as mb
 from ..physics.energy import ENERGY_SIGNALS
 from ..physics.wheelsets import creep_slip_of, rail_force_needed
 
@@ -112,6 +111,8 @@ def from_state_alone(run: Run) -> bool:
     inputs give). The run then takes its rows in blocks, else at every control step."""
     out = run.scenario.config["output"]
     wanted = set(out["vehicle_signals"]) if out["vehicles"] else set()
+    if run.system.rigid and wanted & set(ENERGY_SIGNALS):
+        return False  # (as one body, a rigid train's flows are closed at control steps)
     if out["couplings"]:
         wanted |= set(out["coupling_signals"])
         if "force_N" in wanted and not run.system.rigid:
