@@ -20,9 +20,11 @@ The public API, in a few lines::
                                      "stop.max_time": [60, 120]})
     table = sweep.run(out="out/sweep", workers=2)    # one summary row per case
 
-Yards (:mod:`rrscore.yard`): cuts of cars on a track network with switches, run by
-the free-car engine of :mod:`rrscore.freecars`; ``dynamics = "events"`` runs a plain
-scenario with that engine too::
+Yards (:mod:`rrscore.yard.yard`): cuts of cars on a track network with switches, run by
+the free-car engine of :mod:`rrscore.yard.freecars`; ``dynamics = "events"`` runs a plain
+scenario with that engine too. :func:`drive`, :func:`load_scenario` and
+:func:`validate_file` are :mod:`rrscore.api`'s, the one place that decides between the
+yard engine and the train engine::
 
     result = rrscore.drive("configs/yards/hump_20_cuts.toml", out="out/hump")
     print(result.summary["cut_reports"][0]["coupling_speed_mps"])
@@ -49,6 +51,7 @@ estimated from them, the stop predictor, and least-squares fits of config values
 recorded drives (``rrs sensors``, ``rrs calibrate``, ``rrs predict-stop``, ``rrs fit``).
 """
 
+from .api import drive, load_scenario, validate_file
 from .engine.tableau import Tableau
 from .jit import kernel, law
 from .model.config import Param
@@ -58,10 +61,10 @@ from .model.events import Event
 from .model.hookspecs import hookimpl
 from .model.state import StateSpec
 from .model.vehicle import Control, VehicleModel
-from .run.drive import Drive, DriveResult, drive
+from .run.drive import Drive, DriveResult
 from .run.plugins import Registry, load_registry
 from .run.run import Run, Snapshot
-from .run.scenario import Scenario, load_scenario, validate_file
+from .run.scenario import Scenario
 from .run.sweep import Sweep, SweepResult
 
 __all__ = [

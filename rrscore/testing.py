@@ -15,6 +15,11 @@ table (without ``at_time``). Times are in seconds.
 
 The helpers (:func:`assert_curve_close` and the methods of :class:`TestDrive`) work on
 plain arrays, so they serve tests that drive scenarios from files as well.
+:func:`assert_compiled` (fixture ``rrs_compiled``) checks that numba compiles a plugin's
+functions, which otherwise run in Python, correct but many times slower::
+
+    def test_my_loco_runs_compiled(rrs_compiled):
+        rrs_compiled(MyLoco)
 """
 
 from __future__ import annotations
@@ -26,10 +31,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from .cli.main.plugincheck import vehicle_config
+from .cli.plugincheck import adapters_of, describe_adapter, vehicle_config
+from .jit import UNCOMPILED
 from .model.config import Context
-from .run.run.drive import Drive, DriveResult
-from .run.run.scenario import Scenario, scenario_from_table
+from .run.drive import Drive, DriveResult
+from .run.scenario import Scenario, scenario_from_table
 
 Program = Sequence[tuple[float, "str | Mapping[str, Any]"]]
 
@@ -91,6 +97,21 @@ def assert_curve_close(x: Sequence[float], y: Sequence[float], ref_x: Sequence[f
             f"{what}: {bad} of {len(ref_x)} reference points off; worst at x = {ref_x[k]:g}: "
             f"found {got[k]:.6g}, expected {ref_y[k]:.6g} +- {allowed[k]:.3g} "
             f"(atol {atol:g}, rtol {rtol:g})")
+
+
+def assert_compiled(cls: type) -> None:
+    """Assert that numba compiles every function of the vehicle type or coupler model
+    ``cls`` (``step``, ``rates``, ``on_input``; ``force``); the message names each that
+    runs in Python instead, and why (as ``rrs plugins -v`` does). Under
+    ``NUMBA_DISABLE_JIT`` nothing is compiled: the test is skipped."""
+    if UNCOMPILED:
+        pytest.skip("NUMBA_DISABLE_JIT is set: nothing is compiled")
+    adapters = adapters_of(cls)
+    if not adapters:
+        raise AssertionError(f"{cls!r} is not a vehicle type or coupler model class")
+    slow = [describe_adapter(name, a) for name, a in adapters.items() if not a.compiled]
+    if slow:
+        raise AssertionError(f"{cls.__qualname__}: " + "; ".join(slow))
 
 
 class TestDrive:
@@ -209,7 +230,7 @@ class TestTrain:
             # record the lead's own signals: checking needs the scenario, so look first
             probe = scenario_from_table({**table, "output": output},
                                         Context("<rrs_train>", "scenario", self.base))
-            lead = probe.train.batches[0].model
+            lead = probe.train.batches[0].cls
             sc_signals = ["speed_mps", "traction_force_N", *lead.signals, *lead.states]
         if sc_signals:
             output = {"vehicle_signals": sc_signals, **output}
@@ -234,7 +255,7 @@ def make_train(vehicle: str | Path | Mapping[str, Any], *, count: int = 1,
     """A test train in one line.
 
     :param vehicle: a vehicle type name (``"simple_loco"``: a default vehicle config,
-        :data:`rrscore.plugincheck.DEFAULT_VEHICLE`, with ``vehicle_table`` overrides and
+        :data:`rrscore.cli.plugincheck.DEFAULT_VEHICLE`, with ``vehicle_table`` overrides and
         the type's ``params``), a path to a vehicle TOML file, or an inline vehicle config.
     :param count: how many of them lead the train.
     :param cars: how many ``car`` vehicles follow (a type name, path or config;
@@ -263,6 +284,14 @@ def make_train(vehicle: str | Path | Mapping[str, Any], *, count: int = 1,
                      Path(base).resolve())
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """rrscore's engine calls plugins' functions as first-class function values, which
+    numba calls experimental and warns of at each compile: on purpose, so not in every
+    plugin project's test report."""
+    config.addinivalue_line("filterwarnings", "ignore:First-class function type:"
+                            "numba.core.errors.NumbaExperimentalFeatureWarning")
+
+
 @pytest.fixture
 def rrs_train():
     """Factory fixture: ``rrs_train("my_loco", F_max="200 kN", cars=10)`` builds a
@@ -274,3 +303,10 @@ def rrs_train():
 def rrs_curve():
     """The reference-curve assertion :func:`assert_curve_close`, as a fixture."""
     return assert_curve_close
+
+
+@pytest.fixture
+def rrs_compiled():
+    """The assertion :func:`assert_compiled` (a plugin's functions run compiled), as a
+    fixture."""
+    return assert_compiled

@@ -31,8 +31,8 @@ from scipy.optimize import least_squares
 
 from ..model.config import lookup_path
 from ..model.errors import RrsError
-from ..run.run.drive import Drive
-from ..run.run.scenario import Scenario
+from ..run.drive import Drive
+from ..run.scenario import Scenario
 from .sensors import LogError, RecordedDrive, SensorLayout, crossings, read_log
 
 

@@ -30,16 +30,17 @@ from typing import IO
 
 import numpy as np
 
-from ..model.errors import RrsError, plugin_call
+from ..model.errors import RrsError
 from ..model.events import Event
-from .plugincheck import RESERVED_KEYS
-from ..run.scenario import Scenario
 from ..run.drive import Drive, DriveResult
+from ..run.plugins import RESERVED_KEYS
+from ..run.scenario import Scenario
 
 
 def bindings(model) -> dict[str, str]:
-    """Terminal character -> key of a vehicle model: its ``key_bindings``, then digits
-    1-9 (and letters after them) for keys without one, skipping characters in use."""
+    """Terminal character -> key of a vehicle type (its class, or anything with ``keys``
+    and ``key_bindings``): its ``key_bindings``, then digits 1-9 (and letters after them)
+    for keys without one, skipping characters in use."""
     out = {c: k for k, c in model.key_bindings.items()}
     spare = iter(c for c in "123456789abcdefghijklmnoprtuvxyz" if c not in out
                  and c not in RESERVED_KEYS)
@@ -87,8 +88,10 @@ class Cab:
         self.screen = screen or sys.stdout
         self.clock = clock
         tr = drive.train
-        self.batch = tr.batches[tr.batch_of[0]]
-        self.model = self.batch.model
+        #: The lead vehicle's type (its batch of the train, its plugin's class) and row.
+        self.b = int(tr.batch_of[0])
+        self.batch = tr.batches[self.b]
+        self.model = self.batch.cls
         self.row = np.array([tr.row_of[0]])
         self.bindings = bindings(self.model)
         self.latched: set[str] = set()
@@ -118,11 +121,11 @@ class Cab:
             return
         pressed = key not in self.latched
         run = self.drive.run_
-        with plugin_call(self.batch.describe("on_key"), run.t):
-            self.model.press(key, self.row, pressed)
+        # as a driver program's press or release: the key's row set, the plugin's on_input
+        run.system.set_input(self.b, self.row, key, 1.0 if pressed else 0.0, run.t)
         (self.latched.add if pressed else self.latched.discard)(key)
-        run.dyn.log.append(Event(run.t, "driver", vehicle=0,
-                                 detail=f"cab: {'press' if pressed else 'release'} {key}"))
+        run.system.log.append(Event(run.t, "driver", vehicle=0,
+                                    detail=f"cab: {'press' if pressed else 'release'} {key}"))
 
     # ---------------------------------------------------------------- pacing
     def tick(self, fraction: float, t: float, speed: float) -> None:
@@ -152,31 +155,35 @@ class Cab:
     # ------------------------------------------------------------- dashboard
     def dashboard(self) -> list[str]:
         """The dashboard's lines."""
-        run, dyn, m = self.drive.run_, self.drive.dyn, self.model
-        y = run.solver.y
-        x, v = y[dyn.sx], y[dyn.sv]
-        front = float(x[0] + self.drive.train.half_length[0])
+        run, system, cls = self.drive.run_, self.drive.dyn, self.model
+        tr = self.drive.train
+        y = run.y
+        x, v = y[system.sx], y[system.sv]
+        front = float(x[0] + tr.half_length[0])
         limit = self.drive.scenario.route.speed_limit(front)
-        r = self.row[0]
-        brake = float(m.Q_r[r, 0] + m.Q_r[r, 1:].sum() / m.wheel_radius[r])
+        # the lead's brakes as placed: its body resistance and its axles' brake torques
+        # (the plugin's and the air brake's) at the rims
+        ax = system.sys.axles
+        lead = tr.axle_vehicle == 0
+        brake = float(system.inputs.body_resist[0]
+                      + (ax.brake[lead] * ax.inv_radius[lead]).sum())
         lines = [
             f"rrs cab: {self.drive.scenario.config['name']}   x{self.speedup:g} real time",
             "",
             f"time      {run.t:9.1f} s         distance {float(x[0]) - run.x0:10.0f} m",
             f"speed     {abs(float(v[0])) * 3.6:9.1f} km/h      limit    "
             + (f"{limit * 3.6:10.0f} km/h" if np.isfinite(limit) else "      none"),
-            f"traction  {float(dyn.traction_force().sum()) / 1e3:9.1f} kN        "
+            f"traction  {float(system.traction_force().sum()) / 1e3:9.1f} kN        "
             f"brake    {brake / 1e3:10.1f} kN",
         ]
-        values = {name: getattr(m, name, None) for name in m.controls}  # levels the keys move
-        values.update({name: m.out.get(name) for name in m.signals})
-        values.update({name: getattr(m.state, name, None) for name in m.states})
-        for name, value in values.items():
-            if value is not None:
-                lines.append(f"  {name:28s} {float(np.asarray(value)[r]):12.4g}")
-        if self.drive.train.count > 1:
-            f = dyn.coupler_forces(y)
-            mon = run.monitor
+        # the lead's controls (levels the keys move), signals and states, from its record
+        # (the states as its last control step read them)
+        record, r = self.batch.record, int(self.row[0])
+        for name in dict.fromkeys([*cls.controls, *cls.signals, *cls.states]):
+            lines.append(f"  {name:28s} {float(record.row(name)[r]):12.4g}")
+        if tr.count > 1:
+            f = system.coupler_forces(y)
+            mon = system.sys.monitor
             lines.append(f"in-train  now: {f.max() / 1e3:8.1f} kN tension "
                          f"{max(0.0, -f.min()) / 1e3:8.1f} kN compression")
             lines.append(f"          max: {mon.tension.max() / 1e3:8.1f} kN tension "
@@ -184,7 +191,7 @@ class Cab:
         lines.append("")
         for char, key in self.bindings.items():
             mark = "[held]" if key in self.latched else ""
-            lines.append(f"  {char}  {key:20s} {mark:7s} {m.keys[key]}")
+            lines.append(f"  {char}  {key:20s} {mark:7s} {cls.keys[key]}")
         lines.append("  q  quit (outputs are written)")
         return lines
 

@@ -11,7 +11,7 @@ against time or distance:
   largest compression along the train at each sample, kN;
 * ``coupler_map``: a time-by-coupling map of in-train forces, one panel per run.
 
-The drive's own ``speed.png`` is drawn by :mod:`rrscore.outputs.plots` as before.
+The drive's own ``speed.png`` is drawn by :mod:`rrscore.run.outputs.plots` as before.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ import tomllib
 import traceback
 from collections.abc import Sequence
 
-from ..compiled import compile_notice
+from ..api import drive, load_drive, load_scenario, validate_file
+from ..jit import compile_notice
 from ..model.config import describe_schema
 from ..model.errors import (
     ConfigError,
@@ -24,11 +25,9 @@ from ..model.errors import (
     interruption_behind,
     note_interruption,
 )
+from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
-from ..run.scenario import load_scenario, validate_file
-from ..run.drive import Drive, cost_warnings, free_car_yard
-from ..yard.yard import YardScenario, is_yard_file, load_yard
-from ..yard.yarddrive import drive_yard
+from ..yard.yard import YardScenario
 
 
 class ProgressBar:
@@ -78,16 +77,14 @@ class CompileNotice:
 
 
 def _drive(args: argparse.Namespace) -> int:
-    if is_yard_file(args.scenario):
-        return _drive_yard(args)
-    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
-    scenario = _overrides(scenario, args)
-    yard = free_car_yard(scenario)
-    if yard is not None:  # dynamics = "events": the free-car engine, a yard of one track
-        if args.solver is not None:
+    # rrscore.api decides which engine runs the file: the command line's changes first
+    scenario = load_drive(args.scenario, plugin_dirs=args.plugins,
+                          adjust=lambda loaded: _overrides(loaded, args))
+    if isinstance(scenario, YardScenario):  # a yard file, or dynamics = "events"
+        if args.solver is not None:  # (a yard file's was refused by _overrides)
             raise ConfigError("--solver", None, "found a solver for a scenario with dynamics "
                               "'events', expected none: the free-car engine has no solver")
-        return _run_yard(yard, args)
+        return _run_yard(scenario, args)
     for warning in cost_warnings(scenario):
         print(f"rrs: warning: {warning}", file=sys.stderr)
     bar = ProgressBar()
@@ -112,20 +109,11 @@ def _drive(args: argparse.Namespace) -> int:
     return 0
 
 
-def _drive_yard(args: argparse.Namespace) -> int:
-    """``rrs drive`` of a yard scenario (a ``[yard]`` table: cuts on a track network)."""
-    if args.solver is not None:
-        raise ConfigError("--solver", None, "found a solver for a yard scenario, expected "
-                          "none: the free-car engine has no solver")
-    return _run_yard(_overrides(load_yard(args.scenario, plugin_dirs=args.plugins), args),
-                     args)
-
-
 def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
     """Drive a yard scenario to ``args.out`` and print what happened."""
     bar = ProgressBar()
     try:
-        result = drive_yard(scenario, args.out, progress=bar, wall_limit=args.wall_limit)
+        result = drive(scenario, args.out, progress=bar, wall_limit=args.wall_limit)
     finally:
         bar.close()
     s = result.summary
@@ -146,6 +134,9 @@ def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
 def _overrides(scenario, args: argparse.Namespace):
     """The scenario (or yard scenario) with the command line's --max-time, --solver and
     --set applied."""
+    if args.solver is not None and isinstance(scenario, YardScenario):
+        raise ConfigError("--solver", None, "found a solver for a yard scenario, expected "
+                          "none: the free-car engine has no solver")
     values: dict[str, object] = {}
     if args.max_time is not None:
         values["stop.max_time"] = _value(args.max_time)
@@ -252,22 +243,24 @@ def _plugins(args: argparse.Namespace) -> int:
                     for key, doc in (getattr(cls, "keys", {}) or {}).items():
                         char = f" ({bound[key]})" if key in bound else ""
                         print(f"      key {key}{char}: {doc}")
-                    for key, doc in (getattr(cls, "controls", {}) or {}).items():
+                    for key, c in (getattr(cls, "controls", {}) or {}).items():
+                        doc = c if isinstance(c, str) else (
+                            f"{c.doc} (range {c.low:g} to {c.high:g}, initially {c.initial:g})")
                         print(f"      control {key}: {doc}")
+                    for key, doc in (getattr(cls, "signals", {}) or {}).items():
+                        print(f"      signal {key}: {doc}")
                     for key, spec in (getattr(cls, "states", {}) or {}).items():
                         print(f"      state {key} [{spec.unit}]: {spec.doc}")
-                    if getattr(cls, "state_rates", None) is not None:
-                        from ..compiled import compile_kernel
+                    from .plugincheck import how_it_runs
 
-                        kernel = compile_kernel(cls.state_rates)
-                        print("      state_rates: " + ("compiled by numba" if kernel.compiled
-                                                       else f"runs in Python ({kernel.reason})"))
+                    for line in how_it_runs(cls):  # step, rates, on_input; force
+                        print(f"      {line}")
     if args.verbose:
         # The keys every vehicle config has whatever its type (body, resistance, adhesion,
         # air brake): the framework's own, listed once after the plugins' params.
         from ..model.vehicle import VEHICLE_SCHEMA
 
-        print("vehicle configs  (built in: rrscore.vehicle)")
+        print("vehicle configs  (built in: rrscore.model.vehicle)")
         for line in describe_schema(VEHICLE_SCHEMA):
             print(f"      {line}")
     return 0
@@ -277,14 +270,18 @@ def _check(reg) -> int:
     from .plugincheck import check_registry
 
     failed = 0
-    for (kind, name), problems in check_registry(reg).items():
+    for check in check_registry(reg):
+        kind, name = check.kind, check.name
         plugin = reg.origin[(kind.replace(" ", "_") + "s", name)]
-        if not problems:
+        if check.ok:
             print(f"ok    {kind} {name}  ({plugin})")
-        for problem in problems:
-            skipped = problem.startswith("not exercised")
-            failed += not skipped
-            print(f"{'skip' if skipped else 'FAIL'}  {kind} {name}  ({plugin}): {problem}")
+        if check.skipped:
+            print(f"skip  {kind} {name}  ({plugin}): {check.skipped}")
+        for problem in check.problems:
+            failed += 1
+            print(f"FAIL  {kind} {name}  ({plugin}): {problem}")
+        for line in check.runs:  # how its functions run: information, not a failure
+            print(f"      {line}")
     return 1 if failed else 0
 
 

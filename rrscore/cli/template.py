@@ -3,7 +3,9 @@
 The package is pip-installable (``pyproject.toml`` with the ``rrscore`` entry point), holds
 the plugin module with its parameters, keys, controls and signals documented, configs,
 a README, and tests written with rrscore's pytest fixtures (:mod:`rrscore.testing`) that
-pass as generated. The files are package data under ``rrscore/templates/<kind>/``;
+pass as generated. The plugin is written in the one form of the plugin API: declarations
+and plain functions on the record, which numba compiles (a generated test says so). The
+files are package data under ``rrscore/cli/templates/<kind>/``;
 ``$name``, ``$Class``, ``$package`` and ``$dist`` in them (and ``__package__`` in paths)
 are filled in.
 """
@@ -40,7 +42,7 @@ def render(kind: str, name: str, dest: str | Path) -> list[Path]:
     dest = Path(dest)
     if dest.exists() and any(dest.iterdir()):
         raise RrsError(f"{dest}: exists and is not empty; choose a new directory")
-    root = files("rrscore") / "templates" / kind
+    root = files("rrscore.cli") / "templates" / kind
     written = []
     for source, rel in _walk(root, ""):
         target = dest / rel.replace("__package__", values["package"]).removesuffix(".tmpl")

@@ -457,6 +457,28 @@ def lookup_path(node: Any, path: str) -> Any:
     return node
 
 
+def set_path(table: dict[str, Any], path: str, value: Any) -> None:
+    """Set the value at key path ``a.b[2].c`` (or ``a.b.2.c``) of nested tables and lists,
+    in place (``Scenario.with_values``, ``YardScenario.with_values``, the command line's
+    ``--set``): an existing key or list item, or a new key of an existing table; KeyError
+    naming the path if the table or list it goes into is not there."""
+    node: Any = table
+    parts = path.replace("]", "").replace("[", ".").split(".")
+    for i, part in enumerate(parts):
+        key: Any = int(part) if part.isdigit() else part
+        last = i == len(parts) - 1
+        try:
+            if last:
+                if isinstance(node, dict) or (isinstance(node, list) and key < len(node)):
+                    node[key] = value
+                else:
+                    raise KeyError(key)
+            else:
+                node = node[key]
+        except (KeyError, IndexError, TypeError):
+            raise KeyError(f"scenario has no key {path!r}") from None
+
+
 def stack_params(rows: list[Mapping[str, Any]], schema: Mapping[str, Param]):
     """Checked parameter tables of several vehicles (or couplings) as one namespace of
     arrays, one entry per row: ``p.F_max[i]``. List-valued parameters (tables) become

@@ -39,9 +39,9 @@ from .route import means_under
 #: What a vehicle's body is, for the forces on it (one entry per vehicle): half its
 #: length, mass (kg, its payload in), weight (N), weight in kN (the unit of specific
 #: resistances), the running resistance's ``c0``, ``c1``, ``c2``, the starting
-#: resistance's extra force and the speed by which it has blended out, ``rho Cd A / 2`` of an explicit air force, the wind along
-#: the track, the excess of its tunnel factor over 1, and 1 where its curve resistance is
-#: AREA's (else 700/R).
+#: resistance's extra force and the speed by which it has blended out, ``rho Cd A / 2``
+#: of an explicit air force, the wind along the track, the excess of its tunnel factor
+#: over 1, and 1 where its curve resistance is AREA's (else 700/R).
 Bodies = namedtuple("Bodies", ["half", "mass", "weight", "weight_kn", "c0", "c1", "c2", "start0",
                                "start_speed", "half_rho_cd_a", "wind", "tunnel_excess",
                                "area"])

@@ -1,9 +1,9 @@
 """A train scenario run by the free-car engine: ``dynamics = "events"``.
 
-Seed 001's event-driven engine (:mod:`rrscore.freecars`) runs cars that roll free: no
+Seed 001's event-driven engine (:mod:`rrscore.yard.freecars`) runs cars that roll free: no
 traction, no driver, no brakes applied. A scenario of that kind (cars running into
 standing ones, a cut rolling out on a grade) can choose it instead of the continuous
-core with ``dynamics = "events"``. It is then run as a yard (:mod:`rrscore.yard`) with
+core with ``dynamics = "events"``. It is then run as a yard (:mod:`rrscore.yard.yard`) with
 one track: the scenario's route, its named points, and a buffer stop at each end. The
 train is split into cuts where its vehicles stand uncoupled (a cut is named after the
 vehicles it holds, ``vehicles 0-2``), each laid where the continuous core lays it (the
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from ..model.config import Context, strip_private, thaw
-from .network import MAX_TRACK
 from ..run.scenario import SCENARIO_SCHEMA, Scenario
+from .network import MAX_TRACK
 from .yard import MAX_CUT_SPEED, YardScenario, yard_from_table
 
 #: The scenario's stop keys the yard engine has no counterpart for, with their "off"
@@ -34,7 +34,7 @@ _UNSUPPORTED_STOPS = {k: SCENARIO_SCHEMA["stop"].schema[k].default
 
 def yard_from_scenario(scenario: Scenario) -> YardScenario:
     """The yard that runs ``scenario`` (a scenario with ``dynamics = "events"``) with the
-    free-car engine; a :class:`~rrscore.errors.ConfigError` names what it cannot run."""
+    free-car engine; a :class:`~rrscore.model.errors.ConfigError` names what it cannot run."""
     cfg = thaw(scenario.config)
     base = Path(scenario.file).resolve().parent if scenario.file else Path.cwd()
     ctx = Context(scenario.file, "scenario", base)

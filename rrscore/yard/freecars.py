@@ -20,7 +20,7 @@ momentum; faster, they part again with the configured ``restitution`` (0: they s
 together, perfectly inelastic; 1: elastic). A group splits again where a joint would
 have to pull (an uncoupled contact) or push (a coupled pair at full slack, moving
 apart): the joint forces of a group follow from its members' forces and the group's
-one acceleration, as for a rigid train (:func:`rrscore.bodies.rigid_coupler_forces`).
+one acceleration, as for a rigid train (:func:`rrscore.physics.bodies.joint_forces`).
 
 Each event touches only the groups it concerns: every group keeps its own motion
 since its last change (position offset, speed and acceleration from a reference time),
@@ -45,9 +45,10 @@ import math
 
 import numpy as np
 
-from ..physics import resistance
-from ..physics.bodies import rigid_coupler_forces
 from ..model.events import Event
+from ..physics import resistance
+from ..physics.bodies import joint_forces
+from ..physics.route import means_under
 
 #: Two faces closer than this are touching, m.
 GAP_TOL = 1e-9
@@ -384,7 +385,9 @@ class FreeCars:
             net[0] += g.wall
         elif g.wall < 0.0:  # the stop ahead pushes the front car back
             net[-1] += g.wall
-        return rigid_coupler_forces(net, self.mass[members], g.accel)
+        out = np.empty(g.i1 - g.i0 - 1)
+        joint_forces(net, self.mass[members], float(g.accel), out)
+        return out
 
     def _split(self, g: _Group) -> _Group | None:
         """Open the worst joint of ``g`` that would have to pull (an uncoupled contact) or
@@ -594,13 +597,26 @@ class FreeCars:
         raise RuntimeError(f"more than {max_events} events before t = {t_end} s")
 
 
+def mean_grade_and_curve(route, x: np.ndarray, half: np.ndarray) -> tuple[np.ndarray,
+                                                                       np.ndarray]:
+    """The grade and the curve resistance (700/R, N/kN) averaged over each car (centre
+    ``x``, half its length ``half``) on a :class:`~rrscore.model.track.Route`, in one pass
+    of :func:`rrscore.physics.route.means_under` (as the continuous core takes them)."""
+    x, half = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(half, dtype=float))
+    flat, h = np.ascontiguousarray(x.ravel()), np.ascontiguousarray(half.ravel())
+    out = np.empty((4, flat.size))
+    ends = np.zeros((2, flat.size), dtype=np.int64)
+    means_under(route.track, flat, h, ends, False, out)
+    return out[0].reshape(x.shape), out[1].reshape(x.shape)
+
+
 def profile_forces(route, x: np.ndarray, half: np.ndarray, v: np.ndarray,
                    weight: np.ndarray, c: tuple, start: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Forces on cars with centres ``x`` (half-lengths ``half``) at speeds ``v`` on a
     route's profile, as the continuous core's bodies take them: gravity along the grade
     averaged over each car, and as friction its running resistance ``c`` (c0, c1, c2),
     starting resistance ``start`` (force, fading speed) and curve resistance."""
-    grade, curve = route.mean_grade_and_curve(x, half)
+    grade, curve = mean_grade_and_curve(route, x, half)
     speed = np.abs(v)
     friction = (resistance.quadratic_force(speed, *c) + resistance.starting_force(speed, *start)
                 + curve * weight * 1e-3)

@@ -9,7 +9,7 @@ the second ``reverse``. A track end joined to nothing is a buffer stop.
 With the switches set as they are, the network falls apart into **lines** (seed 001's
 "routes"): paths a car can run along without a switch being thrown. A line strings its
 tracks end to end, each forwards or backwards, and has one coordinate from 0 at its
-first end; its profile is a :class:`~rrscore.track.Route`, so cars on it take their
+first end; its profile is a :class:`~rrscore.model.track.Route`, so cars on it take their
 grade and curve forces as the core takes them. A line ends at a buffer stop or at the
 toe of a switch whose points lead elsewhere: a car that runs on there runs the switch
 through (a trailing move against its position). Throwing a switch re-forms the lines.

@@ -1,6 +1,6 @@
 """Yard scenarios: cuts of cars on a track network, moved by locomotives, winches and
 gravity, switches set for each cut's destination (the ``[yard]`` table of a scenario
-file; ``rrs drive`` runs it with :mod:`rrscore.yardrun`).
+file; ``rrs drive`` runs it with :mod:`rrscore.yard.yardrun`).
 
 A **cut** is a train table (the same vehicle configs and coupling settings as a
 train's) standing on one track: where its front is, which way it faces, its speed,
@@ -33,14 +33,16 @@ from ..model.config import (
     load_toml,
     load_top_table,
     resolve_plugin_dirs,
+    set_path,
     strip_private,
     thaw,
     validate,
 )
-from .network import NETWORK_SCHEMA, Network
-from ..run.plugins import Registry, load_registry
 from ..model.train import TRAIN_SCHEMA, Train, resolve_train
 from ..model.units import G
+from ..run.plugins import Registry, load_registry
+from .network import NETWORK_SCHEMA, Network
+from .yardrun import YardRun
 
 #: Fastest start speed of a cut, m/s (the free-car engine also runs trains' scenarios).
 MAX_CUT_SPEED = 100.0
@@ -187,11 +189,9 @@ class YardScenario:
     def with_values(self, values: Mapping[str, Any]) -> YardScenario:
         """A new scenario with some keys of the ``[yard]`` table changed (dotted paths,
         values with units as in a file), checked like a file; this one is left as it is."""
-        from ..run.scenario import _set_path
-
         table = strip_private(thaw(self.config))
         for path, value in values.items():
-            _set_path(table, path, value)
+            set_path(table, path, value)
         ctx = Context(self.file or "<yard>", "yard", Path.cwd())
         return yard_from_table(table, ctx, self.plugin_dirs)
 
@@ -313,9 +313,7 @@ def yard_from_table(data: dict[str, Any], ctx: Context,
             raise c.error("found neither switch nor cut, expected an action on one of them")
     cars = _cars(cfg["cuts"], trains, registry)
     scenario = YardScenario(freeze(cfg), ctx.file, network, cars, tuple(names), all_dirs)
-    from .yardrun import YardRun  # the run checks where the cuts stand and their routes
-
-    try:
+    try:  # the run checks where the cuts stand and their routes
         YardRun(scenario)
     except ValueError as exc:
         raise ctx.child("cuts").error(f"{exc}; expected cuts that fit on the tracks, "

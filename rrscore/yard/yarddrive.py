@@ -10,13 +10,13 @@ Outputs, in the output directory:
   front and of its rear (a cut may span several tracks), the plan coordinates of its
   front and its speed;
 * ``summary.json``: how the drive ended and, per cut, the report of
-  :meth:`~rrscore.yardrun.YardRun.report`;
+  :meth:`~rrscore.yard.yardrun.YardRun.report`;
 * ``plan.png``: the network in plan with every car where the drive ended;
 * ``yard.resolved.toml``: the scenario with every default filled in.
 
 An interrupted or failed drive keeps what was written and still writes the summary and
 the plan. The output directory is locked while the drive runs and the summary is
-written atomically, as for a drive of the core (:mod:`rrscore.simulation`).
+written atomically, as for a drive of the core (:mod:`rrscore.run.drive`).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ import numpy as np
 import tomli_w
 
 from ..model.errors import RrsError
+from ..run.drive import prepare_output_dir, release_output_dir
 from ..run.outputs.summary import write_atomically
 from ..run.recorder import LineFile
-from ..run.drive import prepare_output_dir, release_output_dir
 from .yard import YardScenario
 from .yardrun import YardEvent, YardRun
 

@@ -1,7 +1,7 @@
 """One run of a yard scenario: cuts of cars on a network, stepped by the free-car engine.
 
 With the switches as they are, the network falls into lines (:meth:`Network.lines`);
-the cars on each line are one :class:`~rrscore.freecars.FreeCars`, which moves them from
+the cars on each line are one :class:`~rrscore.yard.freecars.FreeCars`, which moves them from
 event to event: contacts, couplings, impacts, tension at full slack, stops, buffer
 stops. Lines do not interact along the track, so each advances on its own. Every
 ``step`` the run renews each car's forces where it stands (grade and curve from the
@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.track import CURVE
 from ..physics import resistance
+from ..physics.route import elevation, mean_rate
 from .freecars import FreeCars, profile_forces
 from .network import Line, Network
-from .yard import YardScenario
 
 #: A move is done braking, and holds, below this speed, m/s.
 HOLD_SPEED = 0.05
@@ -75,9 +76,13 @@ class YardRun:
 
     :meth:`advance` runs it on; :attr:`events` lists what happened; :meth:`report` is
     the summary per cut. The scenario is never written to.
+
+    :param scenario: a :class:`~rrscore.yard.yard.YardScenario` (not imported here:
+        :func:`~rrscore.yard.yard.yard_from_table` builds a run to check a yard, so
+        :mod:`rrscore.yard.yard` comes after this module).
     """
 
-    def __init__(self, scenario: YardScenario) -> None:
+    def __init__(self, scenario) -> None:
         self.scenario = sc = scenario
         cfg = sc.config
         self.net: Network = sc.network
@@ -456,7 +461,7 @@ class YardRun:
         weight = float(cars.weight[members].sum())
         mass_eff = float(cars.mass[members].sum())
         running = float(resistance.quadratic_force(v_c, *(c[members] for c in cars.c)).sum())
-        h_couple = float(route.elevation(q_couple))
+        h_couple = float(elevation(route.track, q_couple))
 
         def target(at: float | None) -> float:
             q = (end if forward else length - end) if at is None else \
@@ -464,9 +469,9 @@ class YardRun:
             run = q_couple - q
             if run <= 0.0:
                 return 0.0
-            curve = float(route.mean_curve_specific(np.array([0.5 * (q + q_couple)]),
-                                                    np.array([0.5 * run]))[0])
-            drop = float(route.elevation(q)) - h_couple
+            curve = float(mean_rate(route.track, CURVE, np.array([0.5 * (q + q_couple)]),
+                                    np.array([0.5 * run]))[0])
+            drop = float(elevation(route.track, q)) - h_couple
             resist = running + curve * weight * 1e-3
             v2 = v_c * v_c - 2.0 * (weight * drop - resist * run) / mass_eff
             return math.sqrt(max(v2, MIN_EXIT_SPEED ** 2))

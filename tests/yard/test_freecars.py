@@ -1,4 +1,4 @@
-"""The event-driven engine for free cars (rrscore.freecars) against closed-form answers:
+"""The event-driven engine for free cars (rrscore.yard.freecars) against closed-form answers:
 contact and stop times, textbook collisions in a chain, coupling, friction holding and
 reversing, and groups that part again."""
 
@@ -186,16 +186,18 @@ def test_event_engine_and_continuous_core_agree_on_a_five_car_shunting_move():
                        start={"position": "1 km", "speeds": [0, 0, 0, 0, 1.8],
                               "gaps": [2.0, 3.0, 1.5, 2.5]})
     run = Run(sc)
-    dyn = run.dyn
-    x0, v0 = run.solver.y[dyn.sx][::-1], run.solver.y[dyn.sv][::-1]  # rear car first
-    lo, hi = dyn.couplings.free_range()
+    dyn, train = run.dyn, run.train
+    x0, v0 = run.y[dyn.sx][::-1], run.y[dyn.sv][::-1]  # rear car first
+    lo, hi = train.couplings.free_range()
+    # each car's effective mass: its own and its rolling wheelsets' J/r^2
+    mass_eff = train.mass + np.bincount(train.axle_vehicle, train.axle_mass_equiv, train.count)
     # faces touch at the compressed end of the slack: that is the engine's car length
-    cars = FreeCars(x0, float((dyn.couplings.nominal + lo)[0]), dyn.bodies.mass_eff[::-1],
+    cars = FreeCars(x0, float((train.couplings.nominal + lo)[0]), mass_eff[::-1],
                     v0, 0.0, 2000.0, slack=float(hi[0] - lo[0]), coupling_speed=2.0)
     run.advance()
     cars.advance(120.0)
-    assert np.all(run.solver.y[dyn.sv] == 0.0) and np.all(cars.v == 0.0)
-    np.testing.assert_allclose(cars.x, run.solver.y[dyn.sx][::-1], rtol=0, atol=0.01)
+    assert np.all(run.y[dyn.sv] == 0.0) and np.all(cars.v == 0.0)
+    np.testing.assert_allclose(cars.x, run.y[dyn.sx][::-1], rtol=0, atol=0.01)
     core = [e.coupling for e in dyn.log if e.kind == "coupled"]
     assert core == [3, 2, 1, 0]  # the core counts couplings from the front
     assert [3 - e.coupling for e in cars.log if e.kind == "coupled"] == core

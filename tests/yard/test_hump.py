@@ -55,10 +55,10 @@ def test_a_car_reaches_each_point_of_the_hump_at_the_energy_height_speed(w_per_m
 
 
 def test_the_event_engine_rolls_a_cut_down_the_hump_as_the_core_and_the_rule_say():
-    # three coupled cars pushed past the crest, then free (rrscore.freecars on the profile):
+    # three coupled cars pushed past the crest, then free (yard.freecars on the profile):
     # the speeds at the points agree with the energy-height method and the core
-    from rrscore.yard.freecars import CarsOnRoute
     from rrscore.model.track import Route
+    from rrscore.yard.freecars import CarsOnRoute
 
     w, v0 = 1.5e-3, 1.7
     resistance = {"formula": "davis", "A": w * 92500.0 * G, "B": 0.0, "C": 0.0,

@@ -1,4 +1,4 @@
-"""Track networks (rrscore.network): plan geometry against closed forms, lines formed by
+"""Track networks (rrscore.yard.network): plan geometry against closed forms, lines formed by
 the switches' positions, paths, fouling zones, and config errors that name the key."""
 
 from __future__ import annotations

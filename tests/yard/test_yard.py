@@ -1,4 +1,4 @@
-"""Yard drives (rrscore.yard, rrscore.yardrun, rrscore.yarddrive): switches followed and run
+"""Yard drives (rrscore.yard: yard, yardrun, yarddrive): switches followed and run
 through, side collisions at fouling points, buffer stops, retarders, locomotives, route
 setting, the shipped yard scenarios and their outputs."""
 

@@ -1,8 +1,23 @@
 """A diesel shunter with a notched throttle, as an rrscore vehicle plugin."""
 
-import numpy as np
-
 import rrscore
+
+
+def step(t, dt, veh):
+    for i in range(veh.count):  # one entry per shunter in the train
+        speed = max(abs(veh.v[i]), 0.1)
+        force = veh.notch[i] / 8 * min(veh.max_force[i], veh.power[i] / speed)
+        for j in range(1, veh.axles + 1):  # torque on each axle
+            veh.q_a[i, j] = force * veh.wheel_radius[i] / veh.axles
+        veh.force_N[i] = force
+
+
+def on_input(veh, i, name, value):
+    if value != 0.0:  # a key pressed: the throttle a notch up or down
+        if name == "notch_up":
+            veh.notch[i] = min(veh.notch[i] + 1.0, 8.0)
+        elif name == "notch_down":
+            veh.notch[i] = max(veh.notch[i] - 1.0, 0.0)
 
 
 class Shunter(rrscore.VehicleModel):
@@ -13,22 +28,10 @@ class Shunter(rrscore.VehicleModel):
         "max_force": rrscore.Param("N", 200e3, "starting tractive effort"),
     }
     keys = {"notch_up": "open the throttle a notch", "notch_down": "close it a notch"}
-    controls = {"notch": "throttle notch, 0..8"}
-    control_ranges = {"notch": (0.0, 8.0)}
+    controls = {"notch": rrscore.Control("throttle notch", low=0.0, high=8.0)}
     signals = {"force_N": "tractive effort"}
-
-    def setup(self):
-        self.notch = np.zeros(self.count)  # one entry per shunter in the train
-
-    def on_key(self, key, rows, pressed):
-        if pressed:
-            self.notch[rows] = np.clip(self.notch[rows] + (1 if key == "notch_up" else -1), 0, 8)
-
-    def step(self, t, dt):
-        speed = np.maximum(np.abs(self.v), 0.1)
-        force = self.notch / 8 * np.minimum(self.p.max_force, self.p.power / speed)
-        self.Q_a[:, 1:] = (force * self.wheel_radius / self.num_axis)[:, None]
-        self.out["force_N"] = force
+    step = staticmethod(step)
+    on_input = staticmethod(on_input)
 
 
 @rrscore.hookimpl
