@@ -319,13 +319,12 @@ def samples_in(system, fns, tab, seg, st, w):  # pragma: no cover (compiled)
 
 
 @kernel
-def room_for_step(st, w, t_target, t):  # pragma: no cover (compiled)
-    """Whether the sample buffer holds every sample the next step may take (it ends by
-    ``t_target``)."""
+def sample_room(st, w):  # pragma: no cover (compiled)
+    """How far the next step may go for the sample buffer to hold every sample it takes
+    (``inf`` without samples; 0 or less: the buffer must be handed over first)."""
     if st.sample_dt <= 0.0:
-        return True
-    due = (t_target - t) / st.sample_dt + 2.0
-    return w.rows.shape[0] - st.samples >= due
+        return np.inf
+    return (w.rows.shape[0] - st.samples - 2) * st.sample_dt
 
 
 # ------------------------------------------------------------------------------ steps
@@ -529,9 +528,12 @@ def advance(system, fns, tab, state, w):  # pragma: no cover (compiled)
             code = SAMPLES
             break
         t_target = st.t_end if dc <= 0.0 else min(st.t_end, st.control_next * dc)
-        if not room_for_step(st, w, t_target, t):
-            code = SAMPLES
-            break
+        room = sample_room(st, w)
+        if room < t_target - t:  # hand the samples over; with none to hand, a shorter step
+            if st.samples > 0 or room <= 0.0:
+                code = SAMPLES
+                break
+            t_target = t + room
         code = take_step(system, fns, tab, st, w, t, t_target)
     st.status = code
     return code
