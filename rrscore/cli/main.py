@@ -449,7 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--max-time", metavar="TIME",
                    help="override stop.max_time, e.g. 600 or '10 min'")
-    p.add_argument("--solver", metavar="NAME", help="override solver.method (rk45, rk4, ros23)")
+    p.add_argument("--solver", metavar="NAME",
+                   help="override solver.method (rk45, rk23, rk4, or a plugin's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any key of the resolved scenario, with units as in a file: "
                         "--set stop.max_time='5 min' --set train.vehicles[1].count=20 "

@@ -792,8 +792,9 @@ class TrainSystem:
 
 def copy_arrays(value: Any, memo: dict) -> Any:
     """A copy of ``value`` in which every array is copied (once: what shares an array
-    shares its copy) and every named tuple and tuple rebuilt, but compiled functions,
-    classes and other objects kept as they are (they do not change in a run)."""
+    shares its copy), every named tuple and tuple rebuilt and rrscore's own objects
+    copied deeply (each says what it shares), but compiled functions, classes and other
+    objects kept as they are (they do not change in a run)."""
     if isinstance(value, np.ndarray) or type(value) in (list, dict, set):
         return copy.deepcopy(value, memo)
     if isinstance(value, tuple):
@@ -802,6 +803,6 @@ def copy_arrays(value: Any, memo: dict) -> Any:
     if hasattr(value, "_fields") and hasattr(value, "set"):  # a struct (rrscore.jit.struct)
         return copy.deepcopy(value, memo)
     if hasattr(value, "__dict__") and not isinstance(value, type) and \
-            type(value).__module__.startswith("rrscore.model"):
-        return copy.deepcopy(value, memo)
+            type(value).__module__.startswith("rrscore."):
+        return copy.deepcopy(value, memo)  # (rrscore's objects say what they share)
     return value

@@ -9,15 +9,12 @@ Per coupling: its force, deflection, whether it is coupled, and the work taken u
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from ..physics.energy import ENERGY_SIGNALS
 from ..physics.wheelsets import creep_slip_of, rail_force_needed
-
-if TYPE_CHECKING:
-    from .run import Run
 
 #: Every vehicle has these signals (the plugin's own are added per type).
 VEHICLE_SIGNALS = ("position_m", "speed_mps", "accel_mps2", "traction_force_N",
@@ -28,7 +25,7 @@ BRAKE_SIGNALS = ("brake_pipe_Pa", "brake_cylinder_Pa", "aux_reservoir_Pa",
 COUPLING_SIGNALS = ("force_N", "deflection_m", "coupled", "energy_J")
 
 
-def vehicle_signal(run: Run, name: str, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+def vehicle_signal(run: Any, name: str, t: float, y: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Signal ``name`` of every vehicle at ``(t, y)`` (derivative ``f``), NaN where a
     vehicle has no such signal."""
     system, tr = run.system, run.train
@@ -68,7 +65,7 @@ def _state_block(system, batch, name: str) -> str:
     raise KeyError(name)
 
 
-def _max_slip(run: Run, y: np.ndarray, f: np.ndarray) -> np.ndarray:
+def _max_slip(run: Any, y: np.ndarray, f: np.ndarray) -> np.ndarray:
     """Each vehicle's largest axle slip ``|omega r - v|``, a rolling axle's its creep slip."""
     system, tr = run.system, run.train
     lay, ax = system.lay, system.sys.axles
@@ -84,7 +81,7 @@ def _max_slip(run: Run, y: np.ndarray, f: np.ndarray) -> np.ndarray:
     return out
 
 
-def coupling_signal(run: Run, name: str, y: np.ndarray) -> np.ndarray:
+def coupling_signal(run: Any, name: str, y: np.ndarray) -> np.ndarray:
     """Signal ``name`` of every coupling at ``y``."""
     system = run.system
     lay = system.lay
@@ -105,7 +102,7 @@ STATE_SIGNALS = frozenset({"position_m", "speed_mps", "accel_mps2", *ENERGY_SIGN
                            "deflection_m", "coupled", "energy_J"})
 
 
-def from_state_alone(run: Run) -> bool:
+def from_state_alone(run: Any) -> bool:
     """Whether every signal the scenario records comes from a sample's state and derivative
     (:data:`STATE_SIGNALS`; a coupling's force too, but a rigid train's, which its
     inputs give). The run then takes its rows in blocks, else at every control step."""
@@ -120,7 +117,7 @@ def from_state_alone(run: Run) -> bool:
     return wanted <= STATE_SIGNALS
 
 
-def signal_values(run: Run, t: float, y: np.ndarray,
+def signal_values(run: Any, t: float, y: np.ndarray,
                   f: np.ndarray | None = None) -> list[float]:
     """The recorded vehicles' signals then the recorded couplings', as :attr:`Run.columns`
     lists them (vehicle by vehicle, coupling by coupling); ``f`` the derivative at ``y``
