@@ -43,7 +43,7 @@ RATES = types.int64(_F, _ROW, _LAY, _BLOCK, _BLOCK)
 INPUT = types.int64(_ROW, _LAY, types.int64, types.int64, _F)
 FORCE = types.int64(_ROW, _ROW, _ROW, _LAY, _BLOCK, _BLOCK, _ROW)
 #: Bump when the generated source changes shape (old cached adapters are then not used).
-TEMPLATE_VERSION = 2
+TEMPLATE_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -180,12 +180,12 @@ def vehicle_adapters(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
     compiled = textwrap.dedent("""\
         unpack = njit(inline="always")(unpack)
         states = njit(inline="always")(states)
-        _step = njit(cache=True, error_model="numpy")(_step)
+        _step = njit(error_model="numpy")(_step)
         """)
     if cls.rates is not None:
-        compiled += '_rates = njit(cache=True, error_model="numpy")(_rates)\n'
+        compiled += '_rates = njit(error_model="numpy")(_rates)\n'
     if cls.on_input is not None:
-        compiled += '_on_input = njit(cache=True, error_model="numpy")(_on_input)\n'
+        compiled += '_on_input = njit(error_model="numpy")(_on_input)\n'
     compiled += ("\n\n@njit(STEP, cache=True)\ndef step(t, dt, buf, lay):\n" + step_line
                  + "\n\n@njit(RATES, cache=True)\ndef rates(t, buf, lay, s, ds):\n" + rates_line
                  + "\n\n@njit(INPUT, cache=True)\ndef on_input(buf, lay, i, which, value):\n"
@@ -257,7 +257,7 @@ def coupler_adapter(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
     compiled = textwrap.dedent("""\
         unpack = njit(inline="always")(unpack)
         states = njit(inline="always")(states)
-        _force = njit(cache=True, error_model="numpy")(_force)
+        _force = njit(error_model="numpy")(_force)
 
 
         @njit(FORCE, cache=True)

@@ -158,7 +158,7 @@ class TrainSystem:
                         tr.weight * 1e-3, tr.c0.copy(), tr.c1.copy(), tr.c2.copy(),
                         tr.start0.copy(), tr.start_speed.copy(),
                         0.5 * air_density * tr.cd_a, np.full(n, float(wind)),
-                        tr.tunnel_factor - 1.0, area)
+                        tr.tunnel_factor - 1.0, area, 0.5 / tr.half_length)
         axles = Axles(np.ascontiguousarray(tr.axle_vehicle, dtype=np.int64),
                       tr.axle_radius.copy(), 1.0 / tr.axle_radius, tr.axle_inertia.copy(),
                       tr.axle_mass_equiv.copy(), tr.axle_normal.copy(),
@@ -456,6 +456,31 @@ class TrainSystem:
             problem = ("set a non-finite q_a, q_r or adhesion factor" if what == 1 else
                        "set a negative q_r (resistances are magnitudes)")
             raise PluginError(f"{b.describe('step')} {problem}, at t = {t:.3f} s")
+
+    def failure(self, exc: Exception, t: float, y: np.ndarray) -> RrsError:
+        """The error to raise for ``exc``, raised by compiled code at ``t``, state ``y``:
+        the plugin whose function raises it, found by calling each one's from Python
+        (the run is over: what they change no longer matters), named with the time."""
+        y = self.full_state(y)
+        probes = []
+        for b_i, b in enumerate(self.train.batches):
+            rec, ad = b.record, self.adapters[b_i]
+            probes.append((b.describe("step"), lambda ad=ad, rec=rec: ad.step.call(
+                t, 0.0, rec.buffer, rec.layout)))
+        for b_i, b in enumerate(self.train.batches):
+            z0, k = self._state_blocks[b_i]
+            if k:
+                rec, ad = b.record, self.adapters[b_i]
+                block = np.ascontiguousarray(y[z0:z0 + k * b.count].reshape(k, b.count))
+                probes.append((b.describe("rates"), lambda ad=ad, rec=rec, s=block: (
+                    ad.rates.call(t, rec.buffer, rec.layout, s, np.zeros_like(s)))))
+        for found, probe in probes:
+            try:
+                probe()
+            except Exception as raised:  # the plugin that fails
+                return plugin_failure(found, raised, t)
+        return PluginError(f"a plugin's compiled function raised {type(exc).__name__}: "
+                           f"{exc}, at t = {t:.3f} s")
 
     def drive_with(self, decide: object, state: np.ndarray, params: np.ndarray,
                    sections: np.ndarray) -> None:

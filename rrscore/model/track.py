@@ -36,9 +36,11 @@ from .formulas import CHORD_HALF_M, curve_specific, curve_specific_area
 #: and the same as ``k + 1`` pieces that cover every position: piece ``j`` holds for
 #: ``lo[j] <= x < hi[j]`` (the first from minus infinity to the first knot, the last from
 #: the last knot on: the tables constant there), where column ``c`` is ``value[c, j] +
-#: rate[c, j] * (x - base[j])``. A lookup from the piece a position was in a moment ago
-#: is then two comparisons and a multiply-add.
-Track = namedtuple("Track", ["knots", "cum", "slope", "lo", "hi", "base", "value", "rate"])
+#: rate[c, j] * (x - base[j])``, or as one multiply-add, ``offset[c, j] + rate[c, j] * x``.
+#: A lookup from the piece a position was in a moment ago is then two comparisons and a
+#: multiply-add.
+Track = namedtuple("Track", ["knots", "cum", "slope", "lo", "hi", "base", "value", "rate",
+                             "offset"])
 ELEVATION, CURVE, AREA, TUNNEL = 0, 1, 2, 3
 
 
@@ -56,7 +58,7 @@ def track_of(knots: np.ndarray, columns: np.ndarray) -> Track:
     rate = np.concatenate([np.zeros((cum.shape[0], 1)), slope[:, :k - 1],
                            np.zeros((cum.shape[0], 1))], axis=1)
     return Track(knots, cum, slope, lo, hi, base, np.ascontiguousarray(value),
-                 np.ascontiguousarray(rate))
+                 np.ascontiguousarray(rate), np.ascontiguousarray(value - rate * base))
 
 #: Steepest grade a route may have (rise over run): beyond rack railways' steepest.
 MAX_GRADE = 0.25

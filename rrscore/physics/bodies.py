@@ -41,10 +41,11 @@ from .route import means_under
 #: resistances), the running resistance's ``c0``, ``c1``, ``c2``, the starting
 #: resistance's extra force and the speed by which it has blended out, ``rho Cd A / 2``
 #: of an explicit air force, the wind along the track, the excess of its tunnel factor
-#: over 1, and 1 where its curve resistance is AREA's (else 700/R).
+#: over 1, 1 where its curve resistance is AREA's (else 700/R), and the inverse of its
+#: length.
 Bodies = namedtuple("Bodies", ["half", "mass", "weight", "weight_kn", "c0", "c1", "c2", "start0",
                                "start_speed", "half_rho_cd_a", "wind", "tunnel_excess",
-                               "area"])
+                               "area", "inv_length"])
 
 #: What is held over a control step, per vehicle: the signed force of its plugin and its
 #: loaded rolling axles (train frame), the resistances its brakes and plugin hold, the
@@ -96,7 +97,7 @@ def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
     coupler forces already); their work into ``flows`` where ``full``. ``route`` (4, n):
     room for the route's means under each vehicle (:func:`~rrscore.physics.route.
     means_under`, its extra rows where ``extra``: AREA curves and tunnels)."""
-    means_under(track, x, b.half, ends, extra, route)
+    means_under(track, x, b.half, b.inv_length, ends, extra, route)
     for i in range(x.size):
         speed = abs(v[i])
         gravity = gravity_force(b.weight[i], route[0, i])

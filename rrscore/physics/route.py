@@ -37,17 +37,17 @@ def piece_of(track, x, j):  # pragma: no cover (compiled)
 def column_between(track, c, front, jf, rear, jr):  # pragma: no cover (compiled)
     """Column ``c`` of the cumulative table at ``front`` (in piece ``jf``) less at ``rear``
     (in piece ``jr``)."""
-    return ((track.value[c, jf] + track.rate[c, jf] * (front - track.base[jf]))
-            - (track.value[c, jr] + track.rate[c, jr] * (rear - track.base[jr])))
+    return ((track.offset[c, jf] + track.rate[c, jf] * front)
+            - (track.offset[c, jr] + track.rate[c, jr] * rear))
 
 
 @kernel
-def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled)
+def means_under(track, x, half, inv_length, ends, extra, out):  # pragma: no cover
     """Each vehicle's mean grade and curve resistance (700/R, N/kN) into rows 0 and 1 of
     ``out``, and where ``extra``, its mean AREA curve resistance and share of its length
-    in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]`` and half its
-    length ``half[i]``; ``ends`` (2, n) are the pieces of the track its front and rear
-    stood in (updated)."""
+    in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]``, half its
+    length ``half[i]`` and the inverse of its length ``inv_length[i]``; ``ends`` (2, n)
+    are the pieces of the track its front and rear stood in (updated)."""
     rows = 4 if extra else 2
     for i in range(x.size):
         h = half[i]
@@ -56,9 +56,8 @@ def means_under(track, x, half, ends, extra, out):  # pragma: no cover (compiled
         jr = piece_of(track, rear, ends[1, i])
         ends[0, i] = jf
         ends[1, i] = jr
-        length = 2.0 * h
         for c in range(rows):
-            out[c, i] = column_between(track, c, front, jf, rear, jr) / length
+            out[c, i] = column_between(track, c, front, jf, rear, jr) * inv_length[i]
 
 
 @kernel(counted=True)
@@ -80,7 +79,7 @@ def mean_rate(track: Track, column: int, x: np.ndarray, half: np.ndarray) -> np.
     flat, h = np.ascontiguousarray(x.ravel()), np.ascontiguousarray(half.ravel())
     out = np.empty((4, flat.size))
     ends = np.zeros((2, flat.size), dtype=np.int64)
-    means_under(track, flat, h, ends, column >= AREA, out)
+    means_under(track, flat, h, 0.5 / h, ends, column >= AREA, out)
     return out[column].reshape(x.shape)
 
 
@@ -98,9 +97,9 @@ def grade_and_curve(track, x, half):  # pragma: no cover (compiled)
     front, rear = x + half, x - half
     jf = piece_of(track, front, np.searchsorted(track.lo, front, side="right") - 1)
     jr = piece_of(track, rear, np.searchsorted(track.lo, rear, side="right") - 1)
-    length = 2.0 * half
-    return (column_between(track, ELEVATION, front, jf, rear, jr) / length,
-            column_between(track, CURVE, front, jf, rear, jr) / length)
+    inv = 0.5 / half
+    return (column_between(track, ELEVATION, front, jf, rear, jr) * inv,
+            column_between(track, CURVE, front, jf, rear, jr) * inv)
 
 
 @kernel
@@ -156,8 +155,8 @@ def train_sums(track, lead, rel, half, weight, weight_kn, gravity,
             front, rear = x + h, x - h
             jf = piece_of(track, front, jf)
             jr = piece_of(track, rear, jr)
-            length = 2.0 * h
-            g = column_between(track, ELEVATION, front, jf, rear, jr) / length
+            inv = 0.5 / h
+            g = column_between(track, ELEVATION, front, jf, rear, jr) * inv
             gravity[k] += gravity_force(weight[i], g)
-            curve[k] += column_between(track, CURVE, front, jf, rear, jr) / length \
+            curve[k] += column_between(track, CURVE, front, jf, rear, jr) * inv \
                 * weight_kn[i]

@@ -13,6 +13,7 @@ Four sources, one mechanism (pluggy):
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import os
@@ -129,9 +130,12 @@ def class_problems(cls: type) -> list[str]:
 
 
 def _import_path(path: Path) -> ModuleType:
-    """Import a loose .py file or a package folder as a uniquely named module."""
+    """Import a loose .py file or a package folder as a uniquely named module: the same
+    name in every process (numba's on-disk cache of its compiled functions finds them by
+    it)."""
     target = path / "__init__.py" if path.is_dir() else path
-    modname = f"rrscore_dirplugin_{abs(hash(str(path.resolve())))}_{path.stem}"
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    modname = f"rrscore_dirplugin_{digest}_{path.stem}"
     spec = importlib.util.spec_from_file_location(
         modname, target, submodule_search_locations=[str(path)] if path.is_dir() else None
     )

@@ -31,7 +31,7 @@ from ..engine import loop
 from ..engine import multibody as mb
 from ..engine.train import TrainSystem, copy_arrays
 from ..jit import compile_seconds
-from ..model.errors import ConfigError, take_interruption
+from ..model.errors import ConfigError, RrsError, take_interruption
 from ..model.events import Event
 from ..physics.energy import balance
 from .scenario import Scenario
@@ -234,8 +234,13 @@ class Run:
             self._plan(bound)
             if self.system.choose(self.work.y):  # a rigid train becomes one body, or stops
                 st.known = 0
-            code = loop.advance(self.system.loop_system, self.system.fns, self.tab, self.clock,
-                                self.work)
+            try:
+                code = loop.advance(self.system.loop_system, self.system.fns, self.tab,
+                                    self.clock, self.work)
+            except RrsError:
+                raise
+            except Exception as exc:  # a plugin's compiled function raised: name it
+                raise self.system.failure(exc, float(st.t), self.work.y) from exc
             self._deliver_rows()
             interruption = take_interruption()
             if interruption is not None:

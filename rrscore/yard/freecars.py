@@ -606,7 +606,7 @@ def mean_grade_and_curve(route, x: np.ndarray, half: np.ndarray) -> tuple[np.nda
     flat, h = np.ascontiguousarray(x.ravel()), np.ascontiguousarray(half.ravel())
     out = np.empty((4, flat.size))
     ends = np.zeros((2, flat.size), dtype=np.int64)
-    means_under(route.track, flat, h, ends, False, out)
+    means_under(route.track, flat, h, 0.5 / h, ends, False, out)
     return out[0].reshape(x.shape), out[1].reshape(x.shape)
 
 
