@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rrscore.testing import TestDrive, assert_curve_close, parse_action
+import rrscore
+from rrscore.jit import UNCOMPILED
+from rrscore.testing import TestDrive, assert_compiled, assert_curve_close, parse_action
 
 # SimpleLoco on a 184 t, 8-axle body (adhesion ~600 kN > 450 kN: no slip), no resistance
 M = 184e3 + 8 * 250.0 / 0.625**2  # body + rolling wheelsets J/r^2, kg
@@ -97,3 +99,31 @@ def test_key_program_actions_parse(text, table):
 def test_bad_key_program_action_is_a_clear_error():
     with pytest.raises(ValueError, match="expected 'press KEY'"):
         parse_action("push the button")
+
+
+def _by_name_step(t, dt, veh):
+    for i in range(veh.count):
+        getattr(veh, "q_a" if t >= 0.0 else "q_r")[i, 0] = veh.push[i]  # numba cannot
+
+
+class ByName(rrscore.VehicleModel):
+    type_name = "by_name"
+    controls = {"push": "body force"}
+    step = staticmethod(_by_name_step)
+
+
+@pytest.mark.skipif(UNCOMPILED, reason="NUMBA_DISABLE_JIT: nothing is compiled")
+def test_compiled_assertion_passes_a_compiled_plugin_and_says_why_another_is_not(
+        rrs_compiled):
+    from rrscore import load_registry
+
+    reg = load_registry()
+    assert rrs_compiled is assert_compiled
+    rrs_compiled(reg.vehicle_types["simple_loco"])
+    rrs_compiled(reg.coupler_models["sa3"])
+    with pytest.raises(AssertionError, match=r"ByName: step: runs in Python \(numba's object "
+                                             r"mode\), as numba cannot compile the plugin's "
+                                             r"functions: TypingError"):
+        rrs_compiled(ByName)
+    with pytest.raises(AssertionError, match="is not a vehicle type or coupler model class"):
+        rrs_compiled(TestDrive)

@@ -1,9 +1,10 @@
 """The plugin API reference (``docs/plugin-api.md``), generated from the docstrings.
 
-``python -m rrscore.apidoc --write`` regenerates the file; the tests check that it is up
-to date and that :func:`undocumented` finds nothing: every hook documents each of its
+``python -m rrscore.cli.apidoc --write`` regenerates the file; the tests check that it is
+up to date and that :func:`undocumented` finds nothing: every hook documents each of its
 arguments, and every public method and attribute of the plugin base classes is
-documented (a method by its docstring, an attribute by name in its class's docstring).
+documented (a method by its docstring, an attribute by name in its class's docstring,
+as ``name`` or, for a plugin's function, by its signature ``name(...)``).
 """
 
 from __future__ import annotations
@@ -12,24 +13,28 @@ import argparse
 import inspect
 import re
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 
-import numpy as np
-
+from ..engine.tableau import Tableau
+from ..jit import kernel, law
 from ..model import hookspecs
-
-from ..run import run
 from ..model.config import Param
 from ..model.couplers import CouplerModel
 from ..model.events import KINDS, Event
-from ..engine.tableau import Solver
 from ..model.state import StateSpec
-from ..model.vehicle import VehicleModel
+from ..model.vehicle import Control, VehicleModel
+from ..run import run
 
-DOC_FILE = Path(__file__).resolve().parents[1] / "docs" / "plugin-api.md"
+DOC_FILE = Path(__file__).resolve().parents[2] / "docs" / "plugin-api.md"
+#: How to regenerate the reference.
+COMMAND = "python -m rrscore.cli.apidoc --write"
 
-#: The base classes plugins subclass and the records they receive, in reference order.
-CLASSES: tuple[type, ...] = (VehicleModel, CouplerModel, Solver, Param, StateSpec, Event)
+#: The base classes plugins subclass and the records they receive or give, in reference
+#: order.
+CLASSES: tuple[type, ...] = (VehicleModel, Control, CouplerModel, Tableau, Param, StateSpec,
+                             Event)
+#: The decorators that compile a plugin's laws (``rrscore.law``, ``rrscore.kernel``).
+FUNCTIONS: tuple = (law, kernel)
 #: Classes whose every public attribute and method :func:`undocumented` checks.
 PLUGIN_BASES: tuple[type, ...] = (VehicleModel, CouplerModel)
 
@@ -42,18 +47,22 @@ def hooks(module: ModuleType = hookspecs) -> list:
 
 
 def sample_instance(cls: type):
-    """An instance of a plugin base class (or a subclass) for two vehicles or couplings, to
-    find the attributes its constructor sets."""
-    if issubclass(cls, VehicleModel):
-        vehicle = {"name": "", "num_axis": 2, "wheel_diameter": 1.0, "empty_mass": 1.0,
-                   "payload_mass": 0.0}
-        return cls([vehicle, vehicle], SimpleNamespace(), np.arange(2), np.zeros(2))
-    return cls([{}, {}])
+    """An instance of a coupler model class for two couplings (its parameters left
+    unset), to find the attributes its constructor sets; None for a vehicle type (a
+    declaration, never instantiated) or a model whose constructor needs values."""
+    if not issubclass(cls, CouplerModel):
+        return None
+    try:
+        return cls([{k: None for k in cls.params}] * 2)
+    except Exception:  # a model whose setup refuses unset parameters
+        return None
 
 
 def public_members(cls: type) -> tuple[list[str], list[str]]:
     """``(attributes, methods)``: the public names of ``cls`` (its own and inherited from
-    its plugin base), attributes including those the constructor sets on an instance."""
+    its plugin base), attributes including those the constructor sets on an instance (of
+    a coupler model). A plugin's functions declared on a vehicle type (``step``, ...;
+    ``None`` on the base class) are attributes: the plugin sets them."""
     attrs, methods = set(), set()
     for klass in cls.__mro__:
         if klass is object:
@@ -67,8 +76,22 @@ def public_members(cls: type) -> tuple[list[str], list[str]]:
             else:
                 attrs.add(name)
     if cls in PLUGIN_BASES or issubclass(cls, PLUGIN_BASES):
-        attrs |= {k for k in vars(sample_instance(cls)) if not k.startswith("_")}
+        instance = sample_instance(cls)
+        if instance is not None:
+            attrs |= {k for k in vars(instance) if not k.startswith("_")}
+    if issubclass(cls, VehicleModel):  # the plugin's functions, given as staticmethods
+        for name in ("step", "rates", "on_input", "initial"):
+            if name in methods:
+                methods.discard(name)
+                attrs.add(name)
     return sorted(attrs - methods), sorted(methods)
+
+
+def _named(name: str, doc: str) -> bool:
+    """Whether ``doc`` names ``name``: as ``name``, or with its signature, ``name(...)``
+    inline or on a line of its own (a literal block)."""
+    return (f"``{name}``" in doc or f"``{name}(" in doc
+            or re.search(rf"^\s+{re.escape(name)}\(", doc, re.M) is not None)
 
 
 def undocumented(hook_module: ModuleType = hookspecs,
@@ -87,7 +110,7 @@ def undocumented(hook_module: ModuleType = hookspecs,
         doc = inspect.getdoc(cls) or ""
         attrs, methods = public_members(cls)
         for name in attrs:
-            if f"``{name}``" not in doc:
+            if not _named(name, doc):
                 problems.append(f"{cls.__name__}.{name}: attribute not named in the class "
                                 "docstring")
         for name in methods:
@@ -103,19 +126,22 @@ def _signature(f) -> str:
         return str(inspect.signature(f)).replace("'", "")
 
 
-def _control_step() -> str:
+def control_step() -> str:
+    """What a control step does, from the run's module docstring (the sentences from
+    "Each control step" to the end of their paragraph)."""
     doc = inspect.getdoc(run) or ""
-    return next(p for p in doc.split("\n\n") if p.startswith("Each control step"))
+    paragraph = next(p for p in doc.split("\n\n") if "Each control step" in p)
+    return " ".join(paragraph[paragraph.index("Each control step"):].split())
 
 
 def generate() -> str:
     """The reference as Markdown."""
     out = ["# rrscore plugin API reference", "",
-           "Generated from the docstrings by `python -m rrscore.apidoc --write`; do not edit.",
+           f"Generated from the docstrings by `{COMMAND}`; do not edit.",
            "", "## Hooks", "", inspect.getdoc(hookspecs) or "", ""]
     for f in hooks():
         out += [f"### `{f.__name__}{_signature(f)}`", "", inspect.getdoc(f) or "", ""]
-    out += ["## A control step", "", _control_step(), ""]
+    out += ["## A control step", "", control_step(), ""]
     out += ["## Classes", ""]
     for cls in CLASSES:
         out += [f"### `{cls.__module__}.{cls.__name__}`", "",
@@ -127,6 +153,9 @@ def generate() -> str:
                 _signature(member)
             out += [f"- `{name}{sig}`: " + (inspect.getdoc(member) or "").replace("\n", " ")]
         out.append("")
+    out += ["## Compiling laws", ""]
+    for f in FUNCTIONS:
+        out += [f"### `rrscore.{f.__name__}{_signature(f)}`", "", inspect.getdoc(f) or "", ""]
     out += ["## Event kinds", "", "| kind | meaning |", "|---|---|"]
     out += [f"| `{k}` | {v} |" for k, v in KINDS.items()]
     return "\n".join(out).rstrip() + "\n"
@@ -134,7 +163,7 @@ def generate() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the reference, or write it to ``docs/plugin-api.md`` with ``--write``."""
-    parser = argparse.ArgumentParser(prog="python -m rrscore.apidoc")
+    parser = argparse.ArgumentParser(prog="python -m rrscore.cli.apidoc")
     parser.add_argument("--write", action="store_true", help=f"write {DOC_FILE}")
     args = parser.parse_args(argv)
     text = generate()

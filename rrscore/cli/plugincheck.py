@@ -102,8 +102,13 @@ def describe_adapter(name: str, adapter: Adapter) -> str:
         return f"{name}: runs in Python (NUMBA_DISABLE_JIT is set: nothing is compiled)"
     if adapter.compiled:
         return f"{name}: compiled by numba"
-    return f"{name}: runs in Python (numba's object mode), as numba cannot compile the " \
-           f"plugin's functions: {adapter.reason}"
+    line = (f"{name}: runs in Python (numba's object mode), as numba cannot compile the "
+            f"plugin's functions: {adapter.reason}")
+    if (adapter.reason or "").startswith("ModuleNotFoundError: No module named 'rrscore_"):
+        line += (" (numba's cache of the plugin's functions names an adapter generated "
+                 "before, for another version of the plugin or module name: delete the "
+                 "__pycache__ directory beside the plugin's file)")
+    return line
 
 
 def how_it_runs(cls: type) -> list[str]:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rrscore import RrsError
-from rrscore.cli.main import main
 from rrscore.cli.compare import compare_figure, read_csv
+from rrscore.cli.main import main
 
 
 @pytest.fixture(scope="module")
