@@ -12,7 +12,7 @@ import pytest
 from conftest import CONFIGS, make_scenario, shipped_drive
 
 from rrscore import Drive
-from rrscore.physics.airbrake import OWED_TOLERANCE
+from rrscore.engine.airsystem import OWED_TOLERANCE
 from rrscore.model.errors import ConfigError
 from rrscore.run.run import Run
 
@@ -156,9 +156,10 @@ def test_a_train_that_parts_brakes_in_emergency_on_both_parts():
     # The valve, left in running, feeds the head of the front part, drawing its main
     # reservoir down, but cannot outrun the torn hose and the distributors' vents.
     assert _pipe(run)[8:].max() < 5e3
-    assert run.dyn.airbrake.torn[15]
+    assert run.system.air.torn[15]
+    assert not run.system.air.torn[:15].any() and not run.system.air.torn[16:].any()
     run.advance(120.0)
-    assert np.abs(run.solver.y[run.dyn.sv]).max() < 0.01
+    assert np.abs(run.state("body.v")).max() < 0.01
 
 
 def test_an_angle_cock_left_open_at_the_tail_vents_the_pipe_and_a_shut_one_holds_it():
@@ -186,10 +187,10 @@ def test_the_air_charging_an_empty_train_is_the_air_its_main_reservoir_gave():
     cfg["params"].update({"cut_in": 0.0, "leak_tau": "1e9 s", "reservoir_initial": "0.9 MPa"})
     run = _run([{"config": cfg}, _car(5)], [], start={"brakes": "empty"})
     run.advance(300.0)
-    ab, rt = run.dyn.airbrake, 287.05 * 293.15
+    air, rt = run.system.air, 287.05 * 293.15
     drawn = run.state("brake.drawn")[0]
-    stored = (run.state("brake.pipe") @ ab.volume / 1.4
-              + run.state("brake.aux") @ ab.aux_volume) / rt
+    stored = (run.state("brake.pipe") @ air.pipe_volumes / 1.4
+              + run.state("brake.aux") @ air.aux_volumes) / rt
     assert drawn > 3.0  # kg: about 94 L per car charged to 0.5 MPa
     assert stored == pytest.approx(drawn, rel=1e-9)
     fallen = (0.9e6 - run.state("simple_loco.main_reservoir")[0]) * 1.0 / rt  # 1 m^3
@@ -230,9 +231,9 @@ def test_a_braked_train_on_a_grade_stays_put():
                elements=[{"length": "5 km", "grade": "20 permille"}],
                start={"position": "2 km", "brakes": "charged"})
     run.advance(25.0)
-    x = run.solver.y[run.dyn.sx].copy()
+    x = run.state("body.x")
     run.advance(600.0)
-    assert np.abs(run.solver.y[run.dyn.sx] - x).max() < 1e-3
+    assert np.abs(run.state("body.x") - x).max() < 1e-3
 
 
 def test_an_empty_start_leaves_pipe_and_reservoirs_at_atmospheric_pressure():
@@ -265,16 +266,18 @@ def test_table_shoes_brake_with_the_tables_friction_at_the_cars_speed():
     run.advance(40.0)
     held = run.state("brake.cylinder")
     run.advance(45.0)
-    ab = run.dyn.airbrake
+    air = run.system.air
+    cyls = air.system.cyls  # the rigging of each cylinder (the lead's first)
     pc = run.state("brake.cylinder")[1:]
     assert pc == pytest.approx(held[1:], rel=1e-4) and pc.min() > 50e3  # full, steady
-    shoe = (pc * ab.piston_area[1:] - ab.spring[1:]) * ab.ratio[1:] * ab.efficiency[1:] \
-        / ab.shoes[1:]
-    v_kmh = np.abs(run.y[run.dyn.sv][ab.cyl[1:]]) * 3.6
+    shoe = (pc * cyls.piston_area[1:] - cyls.spring[1:]) * cyls.ratio[1:] \
+        * cyls.efficiency[1:] / cyls.shoes[1:]
+    v_kmh = np.abs(run.state("body.v")[air.cyl[1:]]) * 3.6
     assert 30.0 < v_kmh.min() < v_kmh.max() < 90.0
     friction = 0.30 - 0.20 * v_kmh / 100.0
     # the force was set at the last control step, at most 0.05 s ago: 1e-3 of friction
-    assert ab.force[ab.cyl[1:]] == pytest.approx(ab.shoes[1:] * friction * shoe, rel=1e-3)
+    assert air.run.force[air.cyl[1:]] == pytest.approx(cyls.shoes[1:] * friction * shoe,
+                                                        rel=1e-3)
 
 
 @pytest.mark.parametrize(("brake", "key", "says"), [

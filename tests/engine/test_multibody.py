@@ -1,5 +1,6 @@
 """Equations of motion against answers known without the code: closed-form motion,
-conservation of momentum, static friction, wheel slip at the adhesion limit."""
+conservation of momentum, static friction, wheel slip at the adhesion limit, and the
+inputs a control step holds on each body."""
 
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ from conftest import CONFIGS, G, car_config, make_scenario
 
 import rrscore
 from rrscore import Drive, Param, Run, VehicleModel, load_registry
-from rrscore.physics.bodies import coulomb_net
+from rrscore.model.formulas import RAIL_CONDITIONS
+from rrscore.physics.bodies import coulomb
 
 #: The test car's half length: a start position is the train's front, position_m a centre.
 HALF = 13.92 / 2
+#: The test car (92.5 t loaded) with its four rolling wheelsets' J/r^2.
+M_EFF = 92500.0 + 4 * 96.0 / 0.4785**2
 
 
 def test_coulomb_net_holds_below_the_limit_and_passes_the_excess():
     force = np.array([3.0, -3.0, 7.0, -7.0, 3.0])
     resist = np.array([5.0, 5.0, 5.0, 5.0, 5.0])
     speed = np.array([0.0, 0.0, 0.0, 0.0, -1.0])
-    assert coulomb_net(force, resist, speed).tolist() == [0.0, 0.0, 2.0, -2.0, 8.0]
+    assert coulomb(force, resist, speed).tolist() == [0.0, 0.0, 2.0, -2.0, 8.0]
 
 
 @pytest.mark.parametrize("method", ["rk45", "rk4"])
@@ -37,8 +41,7 @@ def test_free_car_on_a_constant_grade_follows_the_closed_form(method):
     )
     r = Drive(sc).run()
     m = 92500.0
-    m_eff = m + 4 * 96.0 / 0.4785**2
-    a = (m * G * 0.010 / math.sqrt(1 + grade**2) - A) / m_eff
+    a = (m * G * 0.010 / math.sqrt(1 + grade**2) - A) / M_EFF
     t = r.series["time_s"]
     np.testing.assert_allclose(r.series["speed_mps"], a * t, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(r.series["position_m"], (10000.0 - HALF) + 0.5 * a * t**2,
@@ -57,9 +60,8 @@ def test_car_pushed_uphill_stops_then_rolls_back_with_the_closed_form():
     )
     r = Drive(sc).run()
     m = 92500.0
-    m_eff = m + 4 * 96.0 / 0.4785**2
     gs = m * G * grade / math.sqrt(1 + grade**2)
-    a_up, a_back = -(gs + A) / m_eff, -(gs - A) / m_eff
+    a_up, a_back = -(gs + A) / M_EFF, -(gs - A) / M_EFF
     t_stop = v0 / -a_up
     t = r.series["time_s"]
     v_expected = np.where(t < t_stop, v0 + a_up * t, a_back * (t - t_stop))
@@ -71,69 +73,65 @@ def test_car_pushed_uphill_stops_then_rolls_back_with_the_closed_form():
     assert r.summary["events"]["standstill"] == 1
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_a_rolling_wheelset_turns_by_the_distance_over_its_radius(compiled):
+def test_a_rolling_wheelset_turns_by_the_distance_over_its_radius():
     # rolling without slip: each axle's angle grows by s / r, s the distance its car ran
     # (here down a grade from rest, so the speed varies)
     sc = make_scenario([{"config": car_config()}, {"config": car_config()}],
                        [{"length": "60 km", "grade": -0.01}],
-                       start={"position": "10 km"}, stop={"max_time": 60.0},
-                       solver={"compiled": compiled})
+                       start={"position": "10 km"}, stop={"max_time": 60.0})
     run = Run(sc)
     x0, phi0 = run.state("body.x"), run.state("wheel.phi")
     run.advance()
     ran = run.state("body.x") - x0
     assert ran.min() > 100.0  # the cars rolled off
     turned = run.state("wheel.phi") - phi0
-    expected = ran[run.dyn.train.axle_vehicle] / run.dyn.train.axle_radius
+    expected = ran[run.train.axle_vehicle] / run.train.axle_radius
     np.testing.assert_allclose(turned, expected, rtol=1e-12)
 
 
-@pytest.mark.parametrize("compiled", [True, False])
-def test_rolling_wheelsets_spin_at_v_over_r_in_every_sample_between_steps(compiled):
+def test_rolling_wheelsets_spin_at_v_over_r_in_every_sample_between_steps():
     # a rolling axle's spin and angle are not integrated: read off its car in every
     # state, the samples between steps (interpolated) included
     seen = []
     sc = make_scenario([{"config": car_config()}, {"config": car_config()}],
                        [{"length": "60 km", "grade": -0.01}],
                        start={"position": "10 km"}, stop={"max_time": 30.0},
-                       solver={"compiled": compiled}, output={"sample_interval": 0.37})
+                       output={"sample_interval": 0.37})
     run = Run(sc, on_sample=lambda t, y, row: seen.append((t, y.copy())))
     run.advance()
-    tr, dyn = run.dyn.train, run.dyn
+    tr, system = run.train, run.system
+    sx, sv, somega, sphi = system.sx, system.sv, system.somega, system.sphi
     steps = run.control_step  # the steps end at control times, at least
     assert sum(abs(t / steps - round(t / steps)) > 1e-6 for t, _ in seen) > 60
     y0 = seen[0][1]
     for _, y in seen[1:]:
-        v, x = y[dyn.sv][tr.axle_vehicle], y[dyn.sx][tr.axle_vehicle]
-        np.testing.assert_allclose(y[dyn.somega], v / tr.axle_radius, rtol=1e-14)
-        np.testing.assert_allclose(y[dyn.sphi] - y0[dyn.sphi],
-                                   (x - y0[dyn.sx][tr.axle_vehicle]) / tr.axle_radius,
+        v, x = y[sv][tr.axle_vehicle], y[sx][tr.axle_vehicle]
+        np.testing.assert_allclose(y[somega], v / tr.axle_radius, rtol=1e-14)
+        np.testing.assert_allclose(y[sphi] - y0[sphi],
+                                   (x - y0[sx][tr.axle_vehicle]) / tr.axle_radius,
                                    rtol=1e-12)
 
 
 def test_two_coupled_cars_conserve_momentum():
     # No resistance, level track: only the coupler acts, so sum(M_eff v) is constant.
+    # Closing at 2 m/s: impact through the slack, then oscillation. Checked in every
+    # sample (the dense output between the steps, and the steps' ends at control times).
     cfg = car_config(resistance={"formula": "none", "starting": False})
     sc = make_scenario([{"config": cfg, "count": 2}],
                        coupling={"model": "spring_damper",
                                  "params": {"stiffness": "20 MN/m", "damping": "100 kN*s/m",
                                             "slack": "20 mm"}},
-                       stop={"max_time": 30.0})
-    run = Run(sc)
-    dyn = run.dyn
-    y = run.y
-    y[dyn.sv] = [1.5, -0.5]  # closing at 2 m/s: impact through the slack, then oscillation
-    y[dyn.somega] = y[dyn.sv][run.train.axle_vehicle] / run.train.axle_radius
-    m_eff = 92500.0 + 4 * 96.0 / 0.4785**2  # each car and its four rolling wheelsets
-    p0 = m_eff * (1.5 - 0.5)
+                       start={"speeds": [1.5, -0.5]}, stop={"max_time": 30.0},
+                       output={"sample_interval": 0.01})
     momenta = []
-    run.integrator.on_segment = lambda seg: momenta.append(m_eff * float(seg.y1[dyn.sv].sum()))
-    run.integrator.on_steps = None  # the compiled loop's steps too, one by one
-    run.integrator.restart(0.0, y)
-    run.integrator.advance(30.0)
-    assert len(momenta) > 100
-    assert run.integrator.event_counts["slack edge"] > 0  # the slack was crossed, and located
+    run = Run(sc, on_sample=lambda t, y, row: momenta.append(M_EFF * float(
+        y[run.system.sv].sum())))
+    p0 = M_EFF * (1.5 - 0.5)
+    assert M_EFF * float(run.state("body.v").sum()) == pytest.approx(p0, rel=1e-15)
+    run.advance()
+    assert run.clock[0].steps > 100 and len(momenta) > 2900
+    assert run.clock[0].kinks > 0  # the slack was crossed, and located
+    assert np.ptp(run.state("body.v")) > 0.01  # the coupler acted: the speeds differ
     assert max(abs(p - p0) for p in momenta) <= 1e-9 * abs(p0)
 
 
@@ -169,14 +167,18 @@ def test_rotating_mass_factor_of_the_hump_yard_rule_follows_from_wheelset_inerti
     assert r.series["accel_mps2"][-1] == pytest.approx(a_expected, rel=1e-12)
 
 
+def _torque_step(t, dt, veh):  # pragma: no cover (compiled)
+    for i in range(veh.count):
+        for j in range(1, veh.axles + 1):
+            veh.q_a[i, j] = veh.torque[i]
+
+
 class TorqueLoco(VehicleModel):
     """Applies a fixed torque to every axle: the slip test's probe."""
 
     type_name = "torque_loco"
     params = {"torque": Param("N*m", 0.0, "torque per axle")}
-
-    def step(self, t, dt):
-        self.Q_a[:, 1:] = self.p.torque
+    step = staticmethod(_torque_step)
 
 
 class _TorquePlugin:
@@ -185,12 +187,16 @@ class _TorquePlugin:
         return [TorqueLoco]
 
 
+#: The torque locomotive: 184 t on 8 axles of 0.625 m radius and 250 kg m^2.
+SLIP_MASS, SLIP_AXLES, SLIP_RADIUS, SLIP_J = 184000.0, 8, 0.625, 250.0
+
+
 def _slip_drive(torque_fraction: float):
-    psi, mass, axles, radius = 0.25, 184000.0, 8, 0.625
-    limit = psi * mass * G / axles * radius  # adhesion x axle load x radius
-    cfg = {"vehicle": {"type": "torque_loco", "empty_mass": mass, "length": 20.0,
-                       "num_axis": axles, "wheel_diameter": 2 * radius,
-                       "wheelset_inertia": 250.0,
+    psi = 0.25
+    limit = psi * SLIP_MASS * G / SLIP_AXLES * SLIP_RADIUS  # adhesion x axle load x radius
+    cfg = {"vehicle": {"type": "torque_loco", "empty_mass": SLIP_MASS, "length": 20.0,
+                       "num_axis": SLIP_AXLES, "wheel_diameter": 2 * SLIP_RADIUS,
+                       "wheelset_inertia": SLIP_J,
                        "resistance": {"formula": "none", "starting": False},
                        "adhesion": {"formula": "constant", "psi": psi}},
            "params": {"torque": torque_fraction * limit}}
@@ -198,24 +204,32 @@ def _slip_drive(torque_fraction: float):
     sc = make_scenario([{"config": cfg}], registry=registry, stop={"max_time": 5.0},
                        output={"vehicles": [0], "vehicle_signals": ["max_slip_mps"]})
     d = Drive(sc)
-    return d, d.run()
+    return d.run_, d.run()
 
 
 def test_axle_torque_below_adhesion_limit_rolls():
-    d, r = _slip_drive(0.95)
+    run, r = _slip_drive(0.95)
     assert r.summary["events"]["slip"] == 0
-    dyn, y = d.dyn, d.solver.y
-    np.testing.assert_allclose(y[dyn.somega] * 0.625, y[dyn.sv][0], rtol=1e-12)
+    np.testing.assert_allclose(run.state("wheel.omega") * SLIP_RADIUS,
+                               run.state("body.v")[0], rtol=1e-12)
     # creep slip only: below the creep-law peak (0.1 m/s by default)
     assert r.series["v0_max_slip_mps"].max() < 0.1
+    # every axle rolls: the body carries their J/r^2
+    held = run.system.sys.held
+    assert held.mass[0] == pytest.approx(SLIP_MASS + SLIP_AXLES * SLIP_J / SLIP_RADIUS**2,
+                                         rel=1e-15)
 
 
 def test_axle_torque_above_adhesion_limit_slips():
-    d, r = _slip_drive(1.05)
+    run, r = _slip_drive(1.05)
     assert r.summary["events"]["slip"] == 8
-    dyn, y = d.dyn, d.solver.y
-    slip = y[dyn.somega] * 0.625 - y[dyn.sv][0]
+    slip = run.state("wheel.omega") * SLIP_RADIUS - run.state("body.v")[0]
     assert np.all(slip > 1.0)  # wheels spin up: gross slip, far past the creep peak
+    # slipping wheelsets turn on their own: the body no longer carries their inertia,
+    # nor their torque (it gets the rail force instead)
+    held = run.system.sys.held
+    assert held.mass[0] == SLIP_MASS
+    assert held.force[0] == 0.0
 
 
 def test_brake_above_adhesion_slides_the_wheels_and_they_stop_on_sliding_friction():
@@ -270,8 +284,7 @@ def test_braked_car_stops_where_the_closed_form_says_and_stays_stopped(method, s
                        solver={"method": method, "step": step, "control_step": step},
                        stop={"max_time": 60.0}, output={"sample_interval": 0.5})
     r = Drive(sc).run()
-    m_eff = 92500.0 + 4 * 96.0 / 0.4785**2
-    a = F / m_eff
+    a = F / M_EFF
     t = r.series["time_s"]
     v = r.series["speed_mps"]
     assert (v >= 0.0).all()
@@ -288,46 +301,6 @@ def test_zero_wheelset_inertia_is_a_config_error_naming_the_key():
 
 
 # ---------------------------------------------------------------- held inputs
-def _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid):
-    """The held rows as the numpy operations had them: np.bincount over the loaded axles,
-    then the rows of Bodies.held."""
-    n = body_force.size
-    force = body_force + np.bincount(vehicle, rows[2] / rows[4], n)
-    resist = body_resist + np.bincount(vehicle, rows[3] / rows[4], n)
-    m = mass + equiv
-    held = np.stack([force, resist + c0, resist, 1.0 / m, m])
-    friction = held[1] + start0 > 0.0
-    if rigid:
-        friction[:] = friction.any()
-    return held, friction
-
-
-@pytest.mark.parametrize("rigid", [False, True])
-def test_held_inputs_of_a_control_step_are_numpys_to_the_bit(rigid):
-    from rrscore.dynamics import HELD_WORK_ROWS, _held_inputs, held_inputs_into
-
-    rng = np.random.default_rng(7)
-    n, k = 30, 50
-    body_force, c0 = rng.normal(size=n) * 1e4, rng.uniform(0, 2e3, n)
-    body_resist = np.where(rng.uniform(size=n) < 0.5, 0.0, rng.uniform(0, 5e3, n))
-    c0[:10] = 0.0
-    start0 = np.where(rng.uniform(size=n) < 0.5, 0.0, 1e3)
-    mass, equiv = rng.uniform(2e4, 1e5, n), rng.uniform(0, 1e3, n)
-    vehicle = np.sort(rng.integers(0, n, k))  # several axles on a vehicle, some none
-    rows = rng.normal(size=(8, k)) * 1e3
-    rows[4] = rng.uniform(0.4, 0.6, k)  # radii
-    got = _held_inputs(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
-    want = _numpy_held(body_force, body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
-    np.testing.assert_array_equal(got[0], want[0])
-    np.testing.assert_array_equal(got[1], want[1])
-    # the compiled loop's control steps write them in place, with room holding stale values
-    held, friction = np.full((5, n), 5.0), np.zeros(n, dtype=bool)
-    held_inputs_into(held, friction, np.full((HELD_WORK_ROWS, n), 5.0), body_force,
-                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
-    np.testing.assert_array_equal(held, want[0])
-    np.testing.assert_array_equal(friction, want[1])
-
-
 def test_the_trains_drive_force_is_its_locomotives_force_at_the_level_set():
     # four locomotives of F_max = 450 kN (configs/vehicles/loco_3250kw.toml) at half
     # traction from a standstill, 100 cars pulling nothing: 4 x 0.5 x 450 kN in the
@@ -338,135 +311,55 @@ def test_the_trains_drive_force_is_its_locomotives_force_at_the_level_set():
                      "set": {"traction_level": 0.5}}]})
     run = Run(sc)
     run.advance(1.0)  # to the second control step: the inputs of the first, at rest
-    assert run.dyn.traction_total() == pytest.approx(4 * 0.5 * 450e3, rel=1e-12)
+    assert run.system.traction_force().sum() == pytest.approx(4 * 0.5 * 450e3, rel=1e-12)
+    assert run.system.sys.totals[0] == pytest.approx(4 * 0.5 * 450e3, rel=1e-12)
 
 
-@pytest.mark.parametrize("rigid", [False, True])
-def test_held_inputs_taken_anew_for_some_vehicles_are_all_of_them_taken_anew(rigid):
-    # a control step that placed new inputs on a few vehicles (held_inputs_of) leaves the
-    # held rows and friction that taking every vehicle anew (held_inputs_into) gives, to
-    # the bit: the others' rows as they were, the friction over all
-    from rrscore.dynamics import HELD_WORK_ROWS, held_inputs_into, held_inputs_of
-
-    rng = np.random.default_rng(3)
-    n, k = 30, 50
-    c0 = np.where(rng.uniform(size=n) < 0.3, 0.0, rng.uniform(0, 2e3, n))
-    start0 = np.where(rng.uniform(size=n) < 0.5, 0.0, 1e3)
-    mass, equiv = rng.uniform(2e4, 1e5, n), rng.uniform(0, 1e3, n)
-    vehicle = np.sort(rng.integers(0, n, k))
-    rows = rng.normal(size=(8, k)) * 1e3
-    rows[4] = rng.uniform(0.4, 0.6, k)
-    body_force, body_resist = rng.normal(size=n) * 1e4, np.zeros(n)
-    before, friction = np.empty((5, n)), np.zeros(n, dtype=bool)
-    held_inputs_into(before, friction, np.empty((HELD_WORK_ROWS, n)), body_force,
-                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
-    changed = np.zeros(n)
-    changed[[2, 7, 8, 20]] = 1.0
-    body_force[changed == 1.0] *= -0.5  # new inputs on those vehicles and their axles
-    body_resist[changed == 1.0] = 4e3
-    rows[2:4, np.isin(vehicle, [2, 7, 8, 20])] *= 0.25
-    want, want_friction = np.empty((5, n)), np.zeros(n, dtype=bool)
-    held_inputs_into(want, want_friction, np.empty((HELD_WORK_ROWS, n)), body_force,
-                     body_resist, mass, equiv, rows, vehicle, c0, start0, rigid)
-    old = before.copy()
-    held_inputs_of(before, friction, np.full((HELD_WORK_ROWS, n), 9.0), changed, body_force,
-                   body_resist, c0, start0, rows, vehicle, rigid)
-    moved = changed == 1.0
-    assert np.all(old[0, moved] != want[0, moved])  # the case changes those rows
-    np.testing.assert_array_equal(before, want)
-    np.testing.assert_array_equal(friction, want_friction)
+LOCO_MASS_EFF = 184e3 + 8 * 250.0 / 0.625**2  # SimpleLoco: 8 axles of 250 kg m^2, r 0.625 m
 
 
-def test_the_loaded_axles_rows_updated_in_place_are_the_rows_taken_anew():
-    # where the same axles stay loaded, loaded_rows_update gives loaded_rows_into's rows
-    from rrscore.physics.wheelsets import _loaded_rows, loaded_rows_update
-
-    rng = np.random.default_rng(5)
-    na = 40
-    rolling = rng.uniform(size=na) < 0.9
-    torque = np.where(rng.uniform(size=na) < 0.4, rng.normal(size=na) * 1e4, 0.0)
-    brake = np.where(torque == 0.0, np.where(rng.uniform(size=na) < 0.3, 2e3, 0.0), 0.0)
-    args = (np.repeat(np.arange(10), 4), rng.uniform(0.4, 0.6, na), rng.uniform(0, 500, na))
-    normal = rng.uniform(5e4, 1e5, na)
-    rows = _loaded_rows(rolling, torque, brake, args[0], args[1], args[2],
-                        np.ones(na), normal)
-    loaded = (torque != 0.0) | (brake != 0.0)
-    torque[torque != 0.0] *= 1.5
-    brake[brake != 0.0] += 1e3
-    rail = rng.uniform(0.5, 1.0, na)
-    assert np.array_equal(loaded, (torque != 0.0) | (brake != 0.0))
-    loaded_rows_update(rows, torque, brake, rail)
-    np.testing.assert_array_equal(rows, _loaded_rows(rolling, torque, brake, args[0], args[1],
-                                                     args[2], rail, normal))
-
-
-def test_the_drive_force_from_the_loaded_axles_is_every_axle_s_sum_to_the_bit():
-    # the compiled loops' samples sum only the loaded axles (traction_loaded): where every
-    # axle rolls, the others have no torque and the total is traction_sum's, bit for bit
-    # (some axles braked without torque, some driven backwards, one vehicle's body force)
-    from rrscore.dynamics import traction_loaded, traction_sum
-    from rrscore.physics.wheelsets import _loaded_rows
-
-    rng = np.random.default_rng(7)
-    n, k = 12, 4
-    vehicle = np.repeat(np.arange(n), k)
-    torque = np.where(rng.random(n * k) < 0.3, rng.normal(0.0, 4e4, n * k), 0.0)
-    brake = np.where(rng.random(n * k) < 0.3, rng.random(n * k) * 1e4, 0.0)
-    radius = rng.uniform(0.45, 0.55, n * k)
-    body_force = np.where(np.arange(n) == 5, -3e3, 0.0)
-    rows = _loaded_rows(np.ones(n * k, dtype=np.bool_), torque, brake, vehicle, radius,
-                        np.zeros(n * k), np.ones(n * k), np.ones(n * k))
-    assert 0 < rows.shape[1] < n * k
-    per = np.empty(n)
-    want = traction_sum(body_force, torque, vehicle, radius, per)
-    assert traction_loaded(body_force, rows, per) == want
-    assert want != 0.0
-
-
-def test_inputs_a_model_set_are_placed_in_the_train_frame_as_numpy_places_them():
-    from rrscore.dynamics import _place
-
-    rng = np.random.default_rng(3)
-    n, k, na, nv = 4, 3, 40, 12  # a batch of 4 vehicles of 3 axles, in a longer train
-    veh = np.array([2, 5, 6, 9])
-    axles = rng.permutation(na)[: n * k]
-    sign = np.array([1.0, -1.0, 1.0, -1.0])
-    q_a, q_r = rng.normal(size=(n, k + 1)) * 1e4, rng.normal(size=(n, k + 1)) * 1e3
-    q_r[0, 0] = -0.0
-    factor = rng.uniform(0.5, 1.5, (n, k))
-    condition = rng.uniform(0.2, 1.0, na)
-    arrays = [rng.normal(size=nv), rng.normal(size=nv), rng.normal(size=na),
-              rng.normal(size=na), rng.normal(size=na)]
-    want = [a.copy() for a in arrays]
-    want[0][veh] = q_a[:, 0] * sign
-    want[1][veh] = np.abs(q_r[:, 0])
-    want[2][axles] = (q_a[:, 1:] * sign[:, None]).ravel()
-    want[3][axles] = np.abs(q_r[:, 1:]).ravel()
-    want[4][axles] = condition[axles] * factor.ravel()
-    last = np.full(q_a.size + q_r.size + factor.size, np.nan)
-    assert _place(q_a, q_r, factor, last, sign, veh, axles, *arrays, condition)
-    for got, expected in zip(arrays, want, strict=True):
-        np.testing.assert_array_equal(got, expected)
-    assert np.signbit(arrays[1][veh[0]]) == np.signbit(np.abs(-0.0))
-    before = [a.copy() for a in arrays]
-    arrays[0][:] = 0.0  # unchanged inputs are not placed again
-    assert not _place(q_a, q_r, factor, last, sign, veh, axles, *arrays, condition)
-    np.testing.assert_array_equal(arrays[0], 0.0)
-    np.testing.assert_array_equal(arrays[2], before[2])
-
-
-def test_inputs_a_model_set_again_are_unchanged_and_any_new_value_is_a_change():
-    from rrscore.dynamics import _take_changed
-
-    q_a, q_r, factor = np.zeros((3, 5)), np.ones((3, 5)), np.full((3, 4), 1.0)
-    last = np.concatenate([q_a.ravel(), q_r.ravel(), factor.ravel()])
-    assert not _take_changed(q_a, q_r, factor, last)
-    for a, index in ((q_a, (2, 4)), (q_r, (0, 0)), (factor, (1, 3))):
-        a[index] = 7.0
-        assert _take_changed(q_a, q_r, factor, last)  # and last takes the new values
-        np.testing.assert_array_equal(
-            last, np.concatenate([q_a.ravel(), q_r.ravel(), factor.ravel()]))
-        assert not _take_changed(q_a, q_r, factor, last)
-    q_a[0, 0] = np.nan  # never equal to itself: always a change, as np.array_equal says
-    assert _take_changed(q_a, q_r, factor, last) and _take_changed(q_a, q_r, factor, last)
-    assert _take_changed(q_a[:, ::2], q_r[:, :3], factor[:, :1], last)  # any layout
+@pytest.mark.parametrize("dynamics", ["multibody", "rigid"])
+def test_a_control_step_holds_each_vehicles_force_resistance_and_effective_mass(dynamics):
+    # SimpleLoco at half traction, two cars, and a second SimpleLoco facing the rear at
+    # half traction too: at rest, the front one pulls forwards with 0.5 x 450 kN through
+    # its rolling axles and the reversed one backwards with as much (train frame); the
+    # first car's hand brake holds 60 kN against the motion (a magnitude). Each body's
+    # mass is its own and its rolling wheelsets' J/r^2. On wet rails, the front one sands:
+    # its axles' rail factor is the rail condition's times its sanding factor (1.25). At
+    # t = 2 s the hand brake moves to the second car: only its vehicles' inputs change,
+    # and the held sums follow.
+    sc = make_scenario(
+        [{"config": "vehicles/simple_loco.toml"}, {"config": car_config(), "count": 2},
+         {"config": "vehicles/simple_loco.toml", "orientation": "reversed"}],
+        dynamics=dynamics, start={"position": "5 km"},
+        driver=[{"at_time": 0.0, "rail_condition": "wet"},
+                {"at_time": 0.0, "vehicle": 0, "press": "sand"},
+                {"at_time": 0.0, "vehicle": 0, "set": {"traction_level": 0.5}},
+                {"at_time": 0.0, "vehicle": 3, "set": {"traction_level": 0.5}},
+                {"at_time": 0.0, "vehicle": 1, "set": {"hand_brake": 1.0}},
+                {"at_time": 2.0, "vehicle": 1, "set": {"hand_brake": 0.0}},
+                {"at_time": 2.0, "vehicle": 2, "set": {"hand_brake": 1.0}}],
+        stop={"max_time": 5.0})
+    run = Run(sc)
+    held, inputs = run.system.sys.held, run.system.inputs
+    run.advance(0.05)  # the first control step's inputs, placed at rest
+    np.testing.assert_allclose(held.force, [225e3, 0.0, 0.0, -225e3], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(held.resist, [0.0, 60e3, 0.0, 0.0], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(held.mass, [LOCO_MASS_EFF, M_EFF, M_EFF, LOCO_MASS_EFF],
+                               rtol=1e-15)
+    np.testing.assert_allclose(held.inv_mass, 1.0 / held.mass, rtol=1e-15)
+    assert np.all(inputs.body_force == 0.0)  # (both drive through their axles)
+    tr = run.train
+    np.testing.assert_allclose(inputs.brake_own, np.where(tr.axle_vehicle == 1,
+                                                          60e3 / 4 * 0.4785, 0.0), rtol=1e-12)
+    assert np.all(held.friction == 1.0)  # the cars' starting resistance, the brake
+    wet = RAIL_CONDITIONS["wet"]
+    assert wet < 1.0
+    np.testing.assert_allclose(run.system.sys.axles.rail_factor,
+                               np.where(tr.axle_vehicle == 0, wet * 1.25, wet), rtol=1e-15)
+    run.advance(2.05)  # the control step at 2 s placed the change
+    np.testing.assert_allclose(held.resist, [0.0, 0.0, 60e3, 0.0], rtol=1e-12, atol=0)
+    np.testing.assert_allclose(held.mass, [LOCO_MASS_EFF, M_EFF, M_EFF, LOCO_MASS_EFF],
+                               rtol=1e-15)
+    assert abs(held.force[0]) > 200e3 and held.force[3] == pytest.approx(-held.force[0],
+                                                                          rel=1e-3)
