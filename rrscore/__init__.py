@@ -32,19 +32,25 @@ yard engine and the train engine::
 A :class:`Scenario` is an immutable description (it pickles, and runs the same
 any number of times); a :class:`Run` owns every piece of changing state.
 
-Writing a vehicle plugin: subclass :class:`VehicleModel`, declare ``params``
-with :class:`Param` (and continuous ``states`` with :class:`StateSpec`), fill
-``Q_a``/``Q_r`` in ``step``, and return the class from a ``@hookimpl def
-rrs_vehicle_types()``. Coupler models subclass :class:`CouplerModel` (hook
-``rrs_coupler_models``); solvers subclass :class:`Solver` (hook
+Writing a vehicle plugin: subclass :class:`VehicleModel`, declare its ``params``
+(:class:`Param`), ``controls`` (:class:`Control`), ``keys``, ``fields``, ``signals`` and
+continuous ``states`` (:class:`StateSpec`) by name, write ``step(t, dt, veh)`` (and
+``rates``, ``on_input`` where it needs them) once, as plain loops over the record
+``veh`` (``veh.q_a[i, j]``), and return the class from a ``@hookimpl def
+rrs_vehicle_types()``: rrscore compiles the functions with numba where it can.
+Coupler models subclass :class:`CouplerModel` (hook ``rrs_coupler_models``, one force
+law ``force(d, d_dot, p, s, ds, out)``); solvers are :class:`Tableau` objects (hook
 ``rrs_solvers``); outputs implement the lifecycle hooks ``rrs_drive_start``,
-``rrs_sample``, ``rrs_event``, ``rrs_drive_end`` and receive :class:`Event`
-records. Every hook is in :mod:`rrscore.hookspecs`.
+``rrs_sample``, ``rrs_event``, ``rrs_drive_end`` and receive :class:`Event` records.
+Every hook is in :mod:`rrscore.model.hookspecs`; :func:`law` and :func:`kernel` compile
+a plugin's own laws.
 
 For plugin authors: ``rrs new vehicle NAME`` writes a package to start from;
 :mod:`rrscore.testing` is a pytest plugin (fixtures ``rrs_train``, ``rrs_curve``);
-``rrs plugins --check`` exercises every plugin against its declarations
-(:mod:`rrscore.plugincheck`); ``docs/plugin-api.md`` is the API reference.
+``rrs plugins --check`` exercises every plugin against its declarations and ``rrs
+plugins -v`` says which of its functions run compiled (:mod:`rrscore.cli.plugincheck`);
+``docs/plugin-api.md`` is the API reference, ``docs/architecture.md`` the map of the
+code.
 
 Calibration (:mod:`rrscore.calibration`): sensor logs, seed 002's kinematic model
 estimated from them, the stop predictor, and least-squares fits of config values to

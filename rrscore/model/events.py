@@ -20,9 +20,9 @@ KINDS = {
     "coupled": "two vehicles meet slowly enough to couple (value: closing speed, m/s)",
     "impact": "two vehicles meet too fast to couple and part again (value: closing speed, m/s)",
     "buffer stop": "a car runs into a buffer stop at a track end (free cars, "
-                   "rrscore.freecars; value: peak force of the stop's spring, N)",
+                   "rrscore.yard.freecars; value: peak force of the stop's spring, N)",
     "tension impact": "a coupled pair's slack runs out as its cars move apart (free cars, "
-                      "rrscore.freecars; value: opening speed, m/s)",
+                      "rrscore.yard.freecars; value: opening speed, m/s)",
     "driver": "an action of the driver program (value: unused, NaN)",
 }
 

@@ -3,7 +3,7 @@
 Plugins are modules (or objects) with functions marked ``@rrscore.hookimpl``
 and named like a hook below. rrscore's own plugins (SimpleLoco, the freight
 car, the coupler models, the solvers, the outputs) are registered by import
-(:data:`rrscore.pluginmanager.DEFAULT_PLUGINS`); others are found through the
+(:data:`rrscore.run.plugins.DEFAULT_PLUGINS`); others are found through the
 ``rrscore`` entry-point group and plugin directories.
 
 Two kinds of hooks:
@@ -51,11 +51,12 @@ def rrs_coupler_models() -> list[type]:
 
 
 @hookspec
-def rrs_solvers() -> list[type]:
+def rrs_solvers() -> list:
     """Called once when the plugin registry is built.
 
-    :return: solver classes (subclasses of :class:`rrscore.Solver`); each
-        ``name`` is what scenarios put in ``solver.method``.
+    :return: explicit Runge-Kutta methods as :class:`rrscore.Tableau` objects (a method
+        is its Butcher tableau; the one compiled loop steps them all); each ``name`` is
+        what scenarios put in ``solver.method``.
     """
 
 
