@@ -486,7 +486,7 @@ def table_point(g, xs, fs):  # pragma: no cover (compiled)
     return f0 + after * (g - x0), before, after
 
 
-@kernel
+@kernel(counted=True)
 def table_values(g, xs, fs):  # pragma: no cover (compiled)
     """:func:`table_point` of coupling ``i``'s table (rows of ``xs``, ``fs``) at ``g[i]``."""
     out = np.empty(g.size)

@@ -68,12 +68,6 @@ def test_shunter_runs_compiled(tmp_path):
 
 
 @pytest.mark.skipif(UNCOMPILED, reason="NUMBA_DISABLE_JIT: nothing is compiled")
-@pytest.mark.xfail(strict=True, reason=(
-    "rrscore bug: a plugin loaded from a plugin directory gets a new module name in each "
-    "process (rrscore.run.plugins._import_path names it by the salted hash() of its path), "
-    "so its adapter module's name changes, and numba's on-disk cache of the plugin's "
-    "functions, which names the earlier adapter's record type, fails to load "
-    "(ModuleNotFoundError): the adapter then calls the plugin in Python"))
 def test_a_plugin_from_a_plugin_directory_runs_compiled_in_every_process():
     lines = []
     for _ in range(2):

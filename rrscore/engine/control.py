@@ -130,6 +130,29 @@ def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
 
 
 @kernel
+def records_changed(sys):  # pragma: no cover (compiled)
+    """Whether a vehicle type with states changed its record since the last look (beyond
+    the positions, speeds and states each control step reads in): its states' rates may
+    read what changed (a compressor switched on), so the loop restarts there."""
+    p = sys.plugins
+    changed = False
+    for b in range(p.count.size):
+        seen = p.seen[b]
+        if seen.size == 0:
+            continue
+        n, buf = p.count[b], p.bufs[b]
+        x0, v0, s0, s1 = p.row_x[b], p.row_v[b], p.row_state[b], \
+            p.row_state[b] + p.nstates[b] * n
+        for r in range(buf.size):
+            if x0 <= r < x0 + n or v0 <= r < v0 + n or s0 <= r < s1:
+                continue
+            if buf[r] != seen[r]:
+                changed = True
+                seen[r] = buf[r]
+    return changed
+
+
+@kernel
 def hold_inputs(sys, inputs, y):  # pragma: no cover (compiled)
     """The sums held over the control step from the placed inputs and the axles' modes:
     each vehicle's force and resistance through its rolling axles (``torque / r``,
@@ -262,6 +285,7 @@ def train_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
         return HAND_BACK
     air_before(sys, t, y)
     changed = place_inputs(sys, c.inputs, y)
+    changed = records_changed(sys) or changed
     ok, drawn = air_after(sys, fns, t, st.control_dt, y)
     if not ok:
         return BROKE

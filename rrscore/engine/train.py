@@ -292,7 +292,9 @@ class TrainSystem:
                            ints["row_v"], ints["row_state"], ints["row_qa"], ints["row_qr"],
                            ints["row_adh"], ints["traction"], ints["brake"],
                            ints["axle_first"], np.array(axle_index, dtype=np.int64), placed,
-                           np.ones(MAX_TYPES, dtype=np.int64))
+                           np.ones(MAX_TYPES, dtype=np.int64),
+                           tuple(np.full(buf.size if k else 0, np.nan)
+                                 for buf, k in zip(bufs, ints["nstates"], strict=True)))
         return table, tuple(steps), tuple(rates), tuple(inputs)
 
     def _groups(self) -> mb.Groups:
@@ -474,6 +476,16 @@ class TrainSystem:
                 block = np.ascontiguousarray(y[z0:z0 + k * b.count].reshape(k, b.count))
                 probes.append((b.describe("rates"), lambda ad=ad, rec=rec, s=block: (
                     ad.rates.call(t, rec.buffer, rec.layout, s, np.zeros_like(s)))))
+        for g, (model, idx) in enumerate(self.train.couplings.groups):
+            rec, ad = model.record, self.coupler_adapters[g]
+            z0, k = self._group_blocks[g]
+            x = y[self.sx]
+            d = np.ascontiguousarray((x[:-1] - x[1:] - self.train.couplings.nominal)[idx])
+            block = np.ascontiguousarray(y[z0:z0 + k * idx.size].reshape(k, idx.size))
+            probes.append((f"coupler model {type(model).type_name!r} in force()",
+                           lambda ad=ad, rec=rec, d=d, z=block: ad.force.call(
+                               d, np.zeros_like(d), rec.buffer, rec.layout, z,
+                               np.zeros_like(z), np.zeros_like(d))))
         for found, probe in probes:
             try:
                 probe()
@@ -547,6 +559,7 @@ class TrainSystem:
         if one is not None:
             one.held_changed(y, True)
         changed = bool(ctl.place_inputs(self.sys, self.inputs, y))
+        changed = bool(ctl.records_changed(self.sys)) or changed
         if one is not None:
             one.held_changed(y, False)
         return changed
@@ -775,12 +788,22 @@ class TrainSystem:
 
     def derivative(self, t: float, y: np.ndarray, dy: np.ndarray) -> None:
         """The right-hand side at ``(t, y)`` into ``dy`` (the entries a stage reads)."""
-        mb.rhs(self.sys, self.fns, t, y, dy, False)
+        try:
+            mb.rhs(self.sys, self.fns, t, y, dy, False)
+        except RrsError:
+            raise
+        except Exception as exc:  # a plugin's compiled function raised: name it
+            raise self.failure(exc, t, y) from exc
 
     def sample_row(self, t: float, y: np.ndarray, f: np.ndarray, row: np.ndarray) -> int:
         """A time-series row at ``(t, y)`` (``f`` the derivative there) into ``row``
         (:func:`rrscore.engine.multibody.sample`); the number of values."""
-        return int(mb.sample(self.sys, self.fns, t, y, f, row))
+        try:
+            return int(mb.sample(self.sys, self.fns, t, y, f, row))
+        except RrsError:
+            raise
+        except Exception as exc:  # a plugin's compiled function raised: name it
+            raise self.failure(exc, t, y) from exc
 
     def accelerations(self, t: float, y: np.ndarray) -> np.ndarray:
         """Every vehicle's acceleration at ``(t, y)``."""

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import brakeshoes
-from .resistance import KMH_PER_MS
+from ..model.formulas import KMH_PER_MS
 
 #: The rules' share of rotating masses in the train's inertia.
 ROTATING_FRACTION = 0.06

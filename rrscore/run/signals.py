@@ -49,11 +49,11 @@ def vehicle_signal(run: Any, name: str, t: float, y: np.ndarray, f: np.ndarray) 
         air = system.air
         return air.signal(name, t) if air.on else np.full(n, np.nan)
     col = np.full(n, np.nan)
-    for b in tr.batches:
-        if name in b.record.fields:
-            col[b.index] = b.record.row(name)
-        elif name in b.cls.states:
+    for b in tr.batches:  # a state from the state (its record row is the last step's)
+        if name in b.cls.states:
             col[b.index] = y[system.layout[_state_block(system, b, name)]]
+        elif name in b.record.fields:
+            col[b.index] = b.record.row(name)
     return col
 
 

@@ -10,7 +10,6 @@ import sys
 import types
 
 import numpy as np
-import pytest
 
 import rrscore
 from rrscore.cli import apidoc
@@ -122,12 +121,6 @@ def test_an_undocumented_attribute_or_method_is_reported():
     assert not any(p.startswith(("Loco.step:", "Loco.type_name:")) for p in problems)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "docstrings outside the CLI still name the layout before the restructuring: "
-    "rrscore/model/hookspecs.py (rrscore.pluginmanager.DEFAULT_PLUGINS, now "
-    "rrscore.run.plugins; rrs_solvers returns 'subclasses of rrscore.Solver', now "
-    "rrscore.Tableau objects) and rrscore/model/events.py (rrscore.freecars, now "
-    "rrscore.yard.freecars)"))
 def test_the_reference_names_no_module_or_class_that_is_gone():
     text = generate()
     gone = [name for name in ("rrscore.Solver", "rrscore.pluginmanager", "rrscore.freecars",

@@ -398,12 +398,6 @@ print("\\n".join(how_it_runs(plugin.ByName)))
 
 
 @needs_numba
-@pytest.mark.xfail(strict=True, reason=(
-    "rrscore bug: the adapter compiles the plugin's functions with numba's on-disk cache, "
-    "whose index for an unchanged function names the record type of the adapter generated "
-    "for the plugin's earlier source; after one function is edited the adapter's name "
-    "changes, that index fails to load (ModuleNotFoundError), and every function of the "
-    "plugin runs in Python from then on"))
 def test_editing_one_function_of_a_plugin_leaves_it_compiled(tmp_path):
     package = tmp_path / "by_name_pkg"
     package.mkdir()

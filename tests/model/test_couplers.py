@@ -8,6 +8,8 @@ import pytest
 from conftest import car_config, make_scenario
 
 from rrscore import Drive, Run
+from rrscore.physics.couplings import uncoupled_force
+from rrscore.plugins.couplers import spring_damper_force
 
 FREE = {"formula": "none", "starting": False}
 # a loaded car and its four wheelsets rolling: m + n J / r^2
@@ -159,12 +161,28 @@ def drive_made(path):
 def test_uncoupled_spring_damper_exerts_no_force_until_the_faces_touch():
     # Closing at 1 m/s with the faces 12 mm apart: the damper used to push (658 kN).
     run = Run(_two_cars([0.0, 1.0]))
-    cp = run.dyn.couplings
-    lo = cp.lo[0]
-    for gap in (0.012, 0.001, 0.0):
-        force = cp.force(np.array([lo + gap]), np.array([-1.0]), run.y)
-        assert force[0] == 0.0
-    assert cp.force(np.array([lo - 0.001]), np.array([-1.0]), run.y)[0] < 0.0  # pushes
+    system = run.system
+    lo, _ = run.train.couplings.free_range()
+    nominal = run.train.couplings.nominal[0]
+
+    def force_at(d):
+        # the rear car d past nominal behind the front one, closing on it at 1 m/s
+        y = run.y
+        y[system.sx.start + 1] = y[system.sx.start] - nominal - d
+        return system.coupler_forces(y)[0]
+
+    for gap in (0.012, 0.001):
+        assert force_at(lo[0] + gap) == 0.0
+    # just touching (d = lo exactly, which positions along the route do not give exactly)
+    model = run.train.couplings.groups[0][0]
+    p = model.p
+    touching = spring_damper_force(lo[0], -1.0, p.half[0], p.stiffness[0], p.damping[0],
+                                   p.damping_ramp[0])
+    assert uncoupled_force(touching, lo[0], lo[0], 0.0) == 0.0
+    # 1 mm into the slack's end: the spring's 20 MN/m * 1 mm and the damper's share of
+    # 100 kN s/m * 1 m/s (it takes hold over the first mm), a push; to the rounding of
+    # positions 1 km along the route (1e-13 m on 1 mm)
+    assert force_at(lo[0] - 0.001) == pytest.approx(-(20e6 * 0.001 + 100e3 * 1.0), rel=1e-9)
 
 
 @pytest.mark.parametrize("speed", [0.4, 1.01])

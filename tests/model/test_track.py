@@ -1,4 +1,5 @@
-"""Route profile lookups against values worked out by hand."""
+"""Routes (rrscore.model.track) and their lookups (rrscore.physics.route) against values
+worked out by hand."""
 
 from __future__ import annotations
 
@@ -9,7 +10,23 @@ import pytest
 from conftest import CONFIGS
 
 from rrscore.model.config import Context, validate
-from rrscore.model.track import ROUTE_SCHEMA, Route
+from rrscore.model.track import CURVE, ELEVATION, ROUTE_SCHEMA, Route
+from rrscore.physics.route import elevation, mean_rate
+
+
+def mean_grade(route, x, half):
+    """The mean grade under vehicles centred at ``x``, half as long as ``half``."""
+    return mean_rate(route.track, ELEVATION, x, half)
+
+
+def mean_curve(route, x, half):
+    """The mean curve resistance (700/R, N/kN) under those vehicles."""
+    return mean_rate(route.track, CURVE, x, half)
+
+
+def height(route, x):
+    """The elevation of the track at ``x``, m, from the route's start."""
+    return elevation(route.track, x)
 
 
 def _route(elements, points=()):
@@ -21,25 +38,25 @@ def test_grade_is_averaged_over_the_vehicle_length():
     # 1 km level, then 10 per mille up. A 20 m car centred 5 m past the change
     # has 15 m on the grade: mean grade 0.010 * 15/20.
     r = _route([{"length": 1000.0}, {"length": 1000.0, "grade": "10 permille"}])
-    g = r.mean_grade(np.array([1005.0, 500.0, 1500.0]), np.array([10.0, 10.0, 10.0]))
+    g = mean_grade(r, np.array([1005.0, 500.0, 1500.0]), np.array([10.0, 10.0, 10.0]))
     np.testing.assert_allclose(g, [0.0075, 0.0, 0.010], rtol=1e-12, atol=1e-15)
 
 
 def test_curve_resistance_is_700_over_r_averaged_over_the_length():
     r = _route([{"length": 100.0}, {"length": 100.0, "radius": 350.0}, {"length": 100.0}])
-    w = r.mean_curve_specific(np.array([150.0, 100.0, 50.0]), np.array([10.0, 10.0, 10.0]))
+    w = mean_curve(r, np.array([150.0, 100.0, 50.0]), np.array([10.0, 10.0, 10.0]))
     np.testing.assert_allclose(w, [2.0, 1.0, 0.0], rtol=1e-12, atol=1e-15)
 
 
 def test_elevation_accumulates_grade_times_length():
     r = _route([{"length": 1000.0, "grade": 0.005}, {"length": 2000.0, "grade": -0.002}])
-    assert r.elevation(3000.0) == pytest.approx(5.0 - 4.0)
+    assert height(r, 3000.0) == pytest.approx(5.0 - 4.0)
     assert r.length == 3000.0
 
 
 def test_profile_is_extended_beyond_the_ends_with_the_end_grades():
     r = _route([{"length": 100.0, "grade": 0.01}])
-    assert r.mean_grade(np.array([-50.0, 500.0]), np.array([5.0, 5.0])) == pytest.approx(0.01)
+    assert mean_grade(r, np.array([-50.0, 500.0]), np.array([5.0, 5.0])) == pytest.approx(0.01)
 
 
 def test_speed_limits_and_points():
@@ -72,18 +89,18 @@ def test_uniform_grade_as_a_profile_is_the_grade_as_elements():
                              elements=[{"length": 4000.0}])
     x = np.array([-100.0, 3.0, 1234.5, 3990.0, 4100.0])
     h = np.full(x.size, 7.0)
-    np.testing.assert_allclose(profile.mean_grade(x, h), elements.mean_grade(x, h),
+    np.testing.assert_allclose(mean_grade(profile, x, h), mean_grade(elements, x, h),
                                rtol=1e-12)
-    np.testing.assert_allclose(profile.elevation(x), elements.elevation(x), atol=1e-9)
+    np.testing.assert_allclose(height(profile, x), height(elements, x), atol=1e-9)
 
 
 def test_grade_points_integrate_to_the_quadratic_elevation():
     # grade rising linearly from 0 to 10 per mille over 1 km: z = 0.01 x^2 / 2000
     r = _profile_route([{"position": 0.0, "grade": 0.0}, {"position": 1000.0, "grade": 0.01}])
     x = np.array([250.0, 500.0, 1000.0, 1500.0])
-    np.testing.assert_allclose(r.elevation(x), [0.3125, 1.25, 5.0, 10.0], rtol=1e-9)
+    np.testing.assert_allclose(height(r, x), [0.3125, 1.25, 5.0, 10.0], rtol=1e-9)
     # a vehicle 20 m long centred at 500 m: the mean of a linear grade is its middle value
-    assert r.mean_grade(np.array([500.0]), np.array([10.0]))[0] == pytest.approx(0.005, abs=1e-9)
+    assert mean_grade(r, np.array([500.0]), np.array([10.0]))[0] == pytest.approx(0.005, abs=1e-9)
 
 
 def test_vertical_curve_gives_the_grade_of_its_parabola():
@@ -99,10 +116,10 @@ def test_vertical_curve_gives_the_grade_of_its_parabola():
     x = np.array([a + 15.0, a + 40.0, a + 65.0])  # vehicles wholly on the curve
     half = np.full(x.size, 7.0)
     closed_form = g1 + (g2 - g1) * (x - a) / lc
-    np.testing.assert_allclose(r.mean_grade(x, half), closed_form, rtol=0, atol=2e-7)
-    assert r.elevation(2000.0) == pytest.approx(10.0 - lc * (g1 - g2) / 8, abs=1e-9)
+    np.testing.assert_allclose(mean_grade(r, x, half), closed_form, rtol=0, atol=2e-7)
+    assert height(r, 2000.0) == pytest.approx(10.0 - lc * (g1 - g2) / 8, abs=1e-9)
     # off the curve, the straight grades
-    np.testing.assert_allclose(r.mean_grade(np.array([1000.0, 3000.0]), np.full(2, 7.0)),
+    np.testing.assert_allclose(mean_grade(r, np.array([1000.0, 3000.0]), np.full(2, 7.0)),
                                [g1, g2], atol=1e-12)
 
 
@@ -112,8 +129,8 @@ def test_vertical_curve_accelerates_a_free_car_by_its_grade():
     # averaged over the car (by hand below).
     from conftest import G, car_config
 
-    from rrscore.run.scenario import scenario_from_table
     from rrscore.run.drive import Drive
+    from rrscore.run.scenario import scenario_from_table
 
     car = car_config(resistance={"formula": "none", "starting": False})
     route = {"elements": [{"length": "4 km"}],
@@ -142,10 +159,10 @@ def test_spline_through_points_of_a_cubic_reproduces_it():
     r = _profile_route([{"position": x, "elevation": z(x)} for x in xs],
                        interpolation="spline")
     q = np.array([300.0, 1700.0, 3333.0, 5900.0])
-    np.testing.assert_allclose(r.elevation(q), z(q), atol=1e-9)
+    np.testing.assert_allclose(height(r, q), z(q), atol=1e-9)
     # the mean grade over a vehicle is the mean slope of the cubic (finite difference)
     h = 7.0
-    np.testing.assert_allclose(r.mean_grade(q, np.full(q.size, h)),
+    np.testing.assert_allclose(mean_grade(r, q, np.full(q.size, h)),
                                (z(q + h) - z(q - h)) / (2 * h), atol=1e-8)
 
 
@@ -154,7 +171,7 @@ def test_spiral_ramps_the_curve_resistance_linearly():
     r = _route([{"length": 100.0}, {"length": 500.0, "radius": 700.0, "transition": 100.0},
                 {"length": 100.0}])
     x = np.array([125.0, 150.0, 300.0, 550.0, 650.0])
-    w = r.mean_curve_specific(x, np.full(x.size, 10.0))
+    w = mean_curve(r, x, np.full(x.size, 10.0))
     np.testing.assert_allclose(w, [0.25, 0.5, 1.0, 0.5, 0.0], rtol=1e-12, atol=1e-12)
 
 
@@ -162,7 +179,7 @@ def test_degree_of_curve_is_the_chord_definition():
     # 1 degree: R = 50 ft / sin(0.5 deg) = 5729.65 ft = 1746.4 m
     r = _route([{"length": 1000.0, "degree": 1.0}])
     assert r.radii[0] == pytest.approx(5729.65 * 0.3048, rel=1e-6)
-    assert r.mean_curve_specific(np.array([500.0]), np.array([10.0]))[0] == pytest.approx(
+    assert mean_curve(r, np.array([500.0]), np.array([10.0]))[0] == pytest.approx(
         700.0 / (5729.65 * 0.3048), rel=1e-6)
 
 

@@ -1,4 +1,4 @@
-"""Tests for rrscore.units: quantities given as SI numbers or "number unit" strings."""
+"""Tests for rrscore.model.units: quantities given as SI numbers or "number unit" strings."""
 
 import math
 

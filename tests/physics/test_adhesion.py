@@ -1,22 +1,17 @@
-"""Tests for rrscore.adhesion.
+"""Tests for rrscore.physics.adhesion (and the adhesion formulas of rrscore.model.formulas).
 
 Adhesion formulas are evaluated by hand with literal numbers at V = 0, 40 and 80 km/h.
 """
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from rrscore.model.formulas import ADHESION_FORMULAS, RAIL_CONDITIONS, rail_condition_factor
 from rrscore.physics.adhesion import (
-    ADHESION_FORMULAS,
-    RAIL_CONDITIONS,
     adhesion_coefficient,
     creep_force_ratio,
     creep_slip_for_ratio,
     creep_slope_at_zero,
-    interp_one,
-    rail_condition_factor,
 )
 
 REL = 1e-12
@@ -276,20 +271,3 @@ def test_creep_inverse_rejects_ratio_above_one():
 def test_creep_rejects_bad_parameters(s0, k):
     with pytest.raises(ValueError):
         creep_force_ratio(0.1, s0, kinetic_ratio=k)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(0.0, 80.0), min_size=1, max_size=8, unique=True),
-       st.lists(st.floats(0.0, 0.5), min_size=8, max_size=8),
-       st.floats(-10.0, 100.0))
-def test_the_compiled_table_lookup_is_numpys_interp_to_the_bit(speeds, values, x):
-    xp = np.sort(np.array(speeds))
-    fp = np.array(values[:xp.size])
-    for q in (x, *xp, xp[0] - 1.0, xp[-1] + 1.0):  # anywhere, on every knot, outside
-        expected = np.interp(q, xp, fp)
-        assert interp_one(q, xp, fp) == expected
-        assert np.interp(np.array([q] * 9), xp, fp)[0] == expected  # (numpy's own paths)
-
-
-def test_the_compiled_table_lookup_passes_nan_through():
-    assert np.isnan(interp_one(np.nan, np.array([0.0, 10.0]), np.array([0.3, 0.2])))

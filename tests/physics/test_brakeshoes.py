@@ -74,10 +74,21 @@ def test_a_friction_table_is_linear_between_points_and_held_beyond_them():
 
 
 def test_brake_force_takes_table_shoes_from_their_table():
+    # each vehicle's own table: speeds (m/s), then friction; None for a formula shoe
     k = np.array([2 * TF, 2 * TF, 2 * TF])
-    table = (np.array([1, 2]), np.array([0.0, 10.0]), np.array([0.3, 0.1]))
+    table = np.array([[0.0, 10.0], [0.3, 0.1]])
     f = brake_force(np.array([0, -1, -1]), k, np.array([8.0, 4.0, 4.0]),
-                    np.array([0.0, 5.0, 20.0]), [table])
+                    np.array([0.0, 5.0, 20.0]), [None, table, table])
     assert f[0] == pytest.approx(8 * 2 * TF * 0.6 * 132 / 260, rel=1e-12)  # cast iron at rest
     assert f[1] == pytest.approx(4 * 2 * TF * 0.2, rel=1e-12)  # halfway along the table
     assert f[2] == pytest.approx(4 * 2 * TF * 0.1, rel=1e-12)  # beyond its end
+
+
+def test_a_friction_table_padded_with_nan_ends_at_its_last_point():
+    # the train keeps its vehicles' tables in one array, the shorter ones padded with NaN:
+    # the padding is not part of the table, which is held at its last point beyond it
+    padded = np.array([[0.0, 10.0, np.nan, np.nan], [0.3, 0.1, np.nan, np.nan]])
+    f = brake_force(np.array([-1, -1]), np.array([2 * TF, 2 * TF]), np.array([4.0, 4.0]),
+                    np.array([5.0, 30.0]), [padded, padded])
+    assert f[0] == pytest.approx(4 * 2 * TF * 0.2, rel=1e-12)
+    assert f[1] == pytest.approx(4 * 2 * TF * 0.1, rel=1e-12)

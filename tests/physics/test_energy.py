@@ -9,9 +9,27 @@ import pytest
 from conftest import CONFIGS, G, car_config, make_scenario, shipped_drive
 
 from rrscore import Drive
+from rrscore.physics.energy import balance, kinetic_energy
 
 M, M_ROT = 92_500.0, 4 * 96.0 / 0.4785**2  # the default loaded car and its axles' J/r^2
 FREE = {"formula": "none", "starting": False}
+
+
+def test_kinetic_energy_counts_each_vehicles_body_and_the_spin_of_its_own_axles():
+    # vehicle 0 (80 t, 10 m/s) has axles 0 and 1 rolling at v/r; vehicle 1 (50 t, -4 m/s)
+    # has axle 2, locked: 1/2 m v^2 + 1/2 J omega^2 per axle, by hand
+    mass, v = np.array([80e3, 50e3]), np.array([10.0, -4.0])
+    inertia, omega = np.array([100.0, 100.0, 150.0]), np.array([10 / 0.5, 10 / 0.5, 0.0])
+    got = kinetic_energy(mass, v, inertia, omega, np.array([0, 0, 1]))
+    np.testing.assert_allclose(got, [0.5 * 80e3 * 100 + 2 * 0.5 * 100 * 400, 0.5 * 50e3 * 16],
+                               rtol=1e-15)
+
+
+def test_the_balance_is_energy_in_less_energy_out_less_the_kinetic_change():
+    flows = {"drive": 5e6, "brake": 1e6, "resistance": 5e5, "gravity": -2e5, "air": -1e5,
+             "slip": 5e4, "coupler": 1.5e5}
+    # 5 - 1 - 0.5 - 0.2 - 0.1 - 0.05 - 0.15 = 3.0 MJ in; 2.9 MJ gone into motion
+    assert balance(flows, 2.9e6) == pytest.approx(1e5, rel=1e-12)
 
 
 def test_a_braked_car_dissipates_its_kinetic_energy_in_the_brakes():

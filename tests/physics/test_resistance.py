@@ -1,4 +1,4 @@
-"""Tests for rrscore.resistance.
+"""Tests for rrscore.physics.resistance and the resistance formulas of rrscore.model.formulas.
 
 Every physics value is the published formula evaluated by hand with literal numbers
 (w in N/kN, V in km/h, q0 in t), times m*g/1000 to get newtons, at V = 0, 40 and 80 km/h.
@@ -9,19 +9,22 @@ import math
 import numpy as np
 import pytest
 
-from rrscore import resistance as rs
-from rrscore.physics.resistance import (
+from rrscore.model.formulas import (
     FORMULAS,
-    G,
+    LBF_PER_SHORT_TON_IN_N_PER_KN,
     RunningResistance,
     StartingResistance,
-    air_drag,
     curve_specific,
     curve_specific_area,
-    grade_force,
     running_resistance,
     starting_resistance,
     starting_resistance_specific,
+)
+from rrscore.model.units import G
+from rrscore.physics.resistance import (
+    air_drag,
+    grade_force,
+    running_force,
     total_resistance,
     tunnel_drag_factor,
     tunnel_factor,
@@ -47,74 +50,81 @@ def test_gravity_is_standard_gravity():
 def test_freight_4axle_roller_matches_hand_values():
     # 94 t on 4 axles: q0 = 23.5 t
     r = running_resistance("freight_4axle_roller", 94_000, 4)
-    assert r.force(0.0) == pytest.approx(newtons(0.7 + 3 / 23.5, 94_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(0.7 + 3 / 23.5, 94_000), rel=REL)
     # V = 40: 0.1*40 = 4, 0.0025*1600 = 4
-    assert r.force(V40) == pytest.approx(newtons(0.7 + (3 + 4 + 4) / 23.5, 94_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(
+        newtons(0.7 + (3 + 4 + 4) / 23.5, 94_000), rel=REL)
     # V = 80: 0.1*80 = 8, 0.0025*6400 = 16
-    assert r.force(V80) == pytest.approx(newtons(0.7 + (3 + 8 + 16) / 23.5, 94_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(
+        newtons(0.7 + (3 + 8 + 16) / 23.5, 94_000), rel=REL)
 
 
 def test_freight_4axle_roller_brief_example_at_60_kmh():
     # w = 0.7 + (3 + 6 + 9)/23.5 = 1.465957... N/kN
     r = running_resistance("freight_4axle_roller", 94_000, 4)
-    assert r.force(60 / 3.6) == pytest.approx(1.4659574468085106 * 94_000 * 9.80665 / 1000, rel=REL)
+    assert running_force(r, 60 / 3.6) == pytest.approx(
+        1.4659574468085106 * 94_000 * 9.80665 / 1000, rel=REL)
 
 
 def test_freight_8axle_roller_matches_hand_values():
     # 188 t on 8 axles: q0 = 23.5 t
     r = running_resistance("freight_8axle_roller", 188_000, 8)
-    assert r.force(0.0) == pytest.approx(newtons(0.7 + 6 / 23.5, 188_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(0.7 + 6 / 23.5, 188_000), rel=REL)
     # V = 40: 0.038*40 = 1.52, 0.0021*1600 = 3.36
-    assert r.force(V40) == pytest.approx(newtons(0.7 + (6 + 1.52 + 3.36) / 23.5, 188_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(
+        newtons(0.7 + (6 + 1.52 + 3.36) / 23.5, 188_000), rel=REL)
     # V = 80: 0.038*80 = 3.04, 0.0021*6400 = 13.44
-    assert r.force(V80) == pytest.approx(newtons(0.7 + (6 + 3.04 + 13.44) / 23.5, 188_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(
+        newtons(0.7 + (6 + 3.04 + 13.44) / 23.5, 188_000), rel=REL)
 
 
 def test_freight_empty_matches_hand_values():
     # 22 t on 4 axles: q0 = 5.5 t (<= 6 t); the formula does not depend on q0
     r = running_resistance("freight_empty", 22_000, 4)
-    assert r.force(0.0) == pytest.approx(newtons(1.0, 22_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(1.0, 22_000), rel=REL)
     # V = 40: 0.044*40 = 1.76, 0.00024*1600 = 0.384
-    assert r.force(V40) == pytest.approx(newtons(1.0 + 1.76 + 0.384, 22_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(newtons(1.0 + 1.76 + 0.384, 22_000), rel=REL)
     # V = 80: 0.044*80 = 3.52, 0.00024*6400 = 1.536
-    assert r.force(V80) == pytest.approx(newtons(1.0 + 3.52 + 1.536, 22_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(newtons(1.0 + 3.52 + 1.536, 22_000), rel=REL)
 
 
 def test_passenger_matches_hand_values():
     # 58 t on 4 axles: q0 = 14.5 t
     r = running_resistance("passenger", 58_000, 4)
-    assert r.force(0.0) == pytest.approx(newtons(0.7 + 8 / 14.5, 58_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(0.7 + 8 / 14.5, 58_000), rel=REL)
     # V = 40: 0.16*40 = 6.4, 0.0023*1600 = 3.68
-    assert r.force(V40) == pytest.approx(newtons(0.7 + (8 + 6.4 + 3.68) / 14.5, 58_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(
+        newtons(0.7 + (8 + 6.4 + 3.68) / 14.5, 58_000), rel=REL)
     # V = 80: 0.16*80 = 12.8, 0.0023*6400 = 14.72
-    assert r.force(V80) == pytest.approx(newtons(0.7 + (8 + 12.8 + 14.72) / 14.5, 58_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(
+        newtons(0.7 + (8 + 12.8 + 14.72) / 14.5, 58_000), rel=REL)
 
 
 def test_loco_power_matches_hand_values():
     r = running_resistance("loco_power", 138_000, 6)
-    assert r.force(0.0) == pytest.approx(newtons(1.9, 138_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(1.9, 138_000), rel=REL)
     # V = 40: 0.01*40 = 0.4, 0.0003*1600 = 0.48
-    assert r.force(V40) == pytest.approx(newtons(1.9 + 0.4 + 0.48, 138_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(newtons(1.9 + 0.4 + 0.48, 138_000), rel=REL)
     # V = 80: 0.01*80 = 0.8, 0.0003*6400 = 1.92
-    assert r.force(V80) == pytest.approx(newtons(1.9 + 0.8 + 1.92, 138_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(newtons(1.9 + 0.8 + 1.92, 138_000), rel=REL)
 
 
 def test_loco_coasting_matches_hand_values():
     r = running_resistance("loco_coasting", 138_000, 6)
-    assert r.force(0.0) == pytest.approx(newtons(2.4, 138_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(2.4, 138_000), rel=REL)
     # V = 40: 0.011*40 = 0.44, 0.00035*1600 = 0.56
-    assert r.force(V40) == pytest.approx(newtons(2.4 + 0.44 + 0.56, 138_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(newtons(2.4 + 0.44 + 0.56, 138_000), rel=REL)
     # V = 80: 0.011*80 = 0.88, 0.00035*6400 = 2.24
-    assert r.force(V80) == pytest.approx(newtons(2.4 + 0.88 + 2.24, 138_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(newtons(2.4 + 0.88 + 2.24, 138_000), rel=REL)
 
 
 def test_specific_formula_matches_hand_values():
     r = running_resistance("specific", 80_000, 4, {"a": 1.2, "b": 0.02, "c": 0.0004})
-    assert r.force(0.0) == pytest.approx(newtons(1.2, 80_000), rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(newtons(1.2, 80_000), rel=REL)
     # V = 40: 0.02*40 = 0.8, 0.0004*1600 = 0.64
-    assert r.force(V40) == pytest.approx(newtons(1.2 + 0.8 + 0.64, 80_000), rel=REL)
+    assert running_force(r, V40) == pytest.approx(newtons(1.2 + 0.8 + 0.64, 80_000), rel=REL)
     # V = 80: 0.02*80 = 1.6, 0.0004*6400 = 2.56
-    assert r.force(V80) == pytest.approx(newtons(1.2 + 1.6 + 2.56, 80_000), rel=REL)
+    assert running_force(r, V80) == pytest.approx(newtons(1.2 + 1.6 + 2.56, 80_000), rel=REL)
 
 
 def test_specific_formula_reproduces_a_published_one():
@@ -127,9 +137,9 @@ def test_specific_formula_reproduces_a_published_one():
 def test_davis_uses_si_coefficients_directly_and_ignores_mass():
     r = running_resistance("davis", 50_000, 4, {"A": 1000.0, "B": 20.0, "C": 5.0})
     assert (r.c0, r.c1, r.c2) == (1000.0, 20.0, 5.0)
-    assert r.force(0.0) == pytest.approx(1000.0, rel=REL)
-    assert r.force(10.0) == pytest.approx(1000 + 200 + 500, rel=REL)
-    assert r.force(20.0) == pytest.approx(1000 + 400 + 2000, rel=REL)
+    assert running_force(r, 0.0) == pytest.approx(1000.0, rel=REL)
+    assert running_force(r, 10.0) == pytest.approx(1000 + 200 + 500, rel=REL)
+    assert running_force(r, 20.0) == pytest.approx(1000 + 400 + 2000, rel=REL)
     heavy = running_resistance("davis", 150_000, 8, {"A": 1000.0, "B": 20.0, "C": 5.0})
     assert heavy == r
 
@@ -137,9 +147,9 @@ def test_davis_uses_si_coefficients_directly_and_ignores_mass():
 def test_none_formula_is_zero_at_all_speeds():
     r = running_resistance("none", 80_000, 4)
     assert (r.c0, r.c1, r.c2) == (0.0, 0.0, 0.0)
-    assert r.force(0.0) == 0.0
-    assert r.force(V40) == 0.0
-    assert r.force(V80) == 0.0
+    assert running_force(r, 0.0) == 0.0
+    assert running_force(r, V40) == 0.0
+    assert running_force(r, V80) == 0.0
 
 
 # --- conversion to SI coefficients ----------------------------------------------------------
@@ -166,20 +176,20 @@ def test_loco_power_si_coefficients():
 
 def test_force_is_symmetric_in_direction_of_motion():
     r = running_resistance("passenger", 58_000, 4)
-    assert r.force(-V80) == r.force(V80)
+    assert running_force(r, -V80) == running_force(r, V80)
 
 
 def test_force_works_on_arrays():
     r = running_resistance("loco_power", 138_000, 6)
     v = np.array([0.0, V40, -V80])
-    got = r.force(v)
+    got = running_force(r, v)
     assert isinstance(got, np.ndarray)
     want = [newtons(1.9, 138_000), newtons(2.78, 138_000), newtons(4.62, 138_000)]
     np.testing.assert_allclose(got, want, rtol=REL)
 
 
 def test_scalar_speed_gives_python_float():
-    assert type(running_resistance("loco_power", 138_000, 6).force(1.0)) is float
+    assert type(running_force(running_resistance("loco_power", 138_000, 6), 1.0)) is float
 
 
 def test_running_resistance_rejects_coefficients_negative_at_some_speed():
@@ -266,7 +276,7 @@ def test_total_equals_running_at_and_above_v_blend():
     start = starting_resistance(94_000, 4, run)
     assert start.v_blend == 10 / 3.6
     for v in (10 / 3.6, 15 / 3.6, V80, -V40):
-        assert total_resistance(v, run, start) == run.force(v)
+        assert total_resistance(v, run, start) == running_force(run, v)
 
 
 def test_starting_excess_blends_linearly():
@@ -274,14 +284,15 @@ def test_starting_excess_blends_linearly():
     start = starting_resistance(94_000, 4, run)
     extra = newtons(28 / 30.5 - (0.7 + 3 / 23.5), 94_000)
     v = 5 / 3.6  # half of v_blend
-    assert total_resistance(v, run, start) == pytest.approx(run.force(v) + 0.5 * extra, rel=REL)
+    assert total_resistance(v, run, start) == pytest.approx(
+        running_force(run, v) + 0.5 * extra, rel=REL)
 
 
 def test_starting_specific_override_and_custom_blend():
     run = running_resistance("freight_4axle_roller", 94_000, 4)
     start = starting_resistance(94_000, 4, run, v_blend=2.0, specific=1.5)
     assert total_resistance(0.0, run, start) == pytest.approx(newtons(1.5, 94_000), rel=REL)
-    assert total_resistance(2.0, run, start) == run.force(2.0)
+    assert total_resistance(2.0, run, start) == running_force(run, 2.0)
 
 
 def test_no_starting_excess_when_running_resistance_is_larger():
@@ -289,7 +300,7 @@ def test_no_starting_excess_when_running_resistance_is_larger():
     run = running_resistance("loco_coasting", 138_000, 6)
     start = starting_resistance(138_000, 6, run)
     assert start.force0 == 0.0
-    assert total_resistance(0.0, run, start) == run.force(0.0)
+    assert total_resistance(0.0, run, start) == running_force(run, 0.0)
 
 
 def test_total_resistance_works_on_arrays():
@@ -297,9 +308,10 @@ def test_total_resistance_works_on_arrays():
     start = starting_resistance(94_000, 4, run)
     v = np.array([0.0, 5 / 3.6, 20 / 3.6])
     got = total_resistance(v, run, start)
-    want = [run.force(0.0) + start.force0, run.force(5 / 3.6) + 0.5 * start.force0, run.force(v[2])]
+    want = [running_force(run, 0.0) + start.force0,
+            running_force(run, 5 / 3.6) + 0.5 * start.force0, running_force(run, v[2])]
     np.testing.assert_allclose(got, want, rtol=REL)
-    np.testing.assert_array_equal(total_resistance(v, run), run.force(v))
+    np.testing.assert_array_equal(total_resistance(v, run), running_force(run, v))
 
 
 def test_starting_resistance_rejects_bad_blend_speed():
@@ -330,7 +342,7 @@ def test_lbf_per_short_ton_conversion_is_half_n_per_kn():
     # 1 lbf / (2000 lb * g) = 4.4482216152605 N / (907.18474 kg * 9.80665 m/s^2), in N/kN
     factor = 4.4482216152605 / (907.18474 * 9.80665) * 1000
     assert factor == pytest.approx(0.5, rel=REL)
-    assert rs.LBF_PER_SHORT_TON_IN_N_PER_KN == pytest.approx(factor, rel=REL)
+    assert LBF_PER_SHORT_TON_IN_N_PER_KN == pytest.approx(factor, rel=REL)
 
 
 def test_area_curve_five_degrees():

@@ -1,4 +1,5 @@
-"""Shipped coupler models, standalone (never through a drive).
+"""Shipped coupler models, standalone (never through a drive): each model's force law
+called from Python on its record, as the engine calls it compiled.
 
 Every expected value is worked out by hand in the test (or by scipy): the friction
 draft gears are driven along prescribed deflection histories with
@@ -10,16 +11,45 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
 from rrscore.model.config import Context, check_value, validate
+from rrscore.model.records import record_type
 from rrscore.plugins.couplers import Linear, SA3DraftGear, SpringDamper, TableDraftGear
 
-NONE = SimpleNamespace()  # the states of a model without states
+
+def law(model, d, d_dot, z=None):
+    """``model``'s force law called on its record ``model.p``: the coupler forces and the
+    rates of its states (a dict) at deflections ``d``, their rates ``d_dot`` and the
+    gear's memory ``z`` (its only state, where it has one). A model of one coupling is
+    evaluated at each entry in turn, else there is an entry per coupling."""
+    cls = type(model)
+    d = np.atleast_1d(np.asarray(d, dtype=float))
+    d_dot = np.ascontiguousarray(np.broadcast_to(np.asarray(d_dot, dtype=float), d.shape))
+    z = np.zeros(d.size) if z is None else np.broadcast_to(np.asarray(z, dtype=float), d.shape)
+    if model.count == 1 and d.size > 1:
+        parts = [law(model, d[i:i + 1], d_dot[i:i + 1], z[i:i + 1]) for i in range(d.size)]
+        return (np.concatenate([f for f, _ in parts]),
+                {k: np.concatenate([r[k] for _, r in parts]) for k in cls.states})
+    states = record_type("States", tuple(cls.states))
+    s = states(*(np.array(z, dtype=float) for _ in cls.states))
+    ds = states(*(np.full(d.size, np.nan) for _ in cls.states))
+    out = np.full(d.size, np.nan)
+    cls.force(d, d_dot, model.p, s, ds, out)
+    return out, {k: getattr(ds, k) for k in cls.states}
+
+
+def force(model, d, d_dot, z=None):
+    """The coupler forces of :func:`law`."""
+    return law(model, d, d_dot, z)[0]
+
+
+def rates(model, d, d_dot, z):
+    """The rates of a friction gear's memory, of :func:`law`."""
+    return law(model, d, d_dot, z)[1]["gear_force"]
 
 
 def _sd(**p):
@@ -31,25 +61,25 @@ def _sd(**p):
 def test_spring_damper_carries_nothing_inside_the_slack():
     m = _sd()
     d = np.array([-0.01, -0.005, 0.0, 0.005, 0.01])
-    np.testing.assert_array_equal(m.force(d, np.full(5, 0.3), NONE), 0.0)
+    np.testing.assert_array_equal(force(m, d, np.full(5, 0.3)), 0.0)
 
 
 def test_spring_damper_is_linear_beyond_the_slack():
     m = _sd()
     d = np.array([0.015, -0.03])
-    np.testing.assert_allclose(m.force(d, np.zeros(2), NONE), [2e7 * 0.005, -2e7 * 0.02])
+    np.testing.assert_allclose(force(m, d, np.zeros(2)), [2e7 * 0.005, -2e7 * 0.02])
 
 
 def test_damper_takes_hold_over_the_ramp_so_force_is_continuous():
     m = _sd()
     # 0.5 mm past the slack: half the damping; 2 mm past: all of it.
-    f = m.force(np.array([0.0105, 0.012]), np.array([0.2, 0.2]), NONE)
+    f = force(m, np.array([0.0105, 0.012]), np.array([0.2, 0.2]))
     np.testing.assert_allclose(f, [2e7 * 0.0005 + 0.5 * 1e5 * 0.2, 2e7 * 0.002 + 1e5 * 0.2])
 
 
 def test_without_slack_it_is_a_plain_spring_damper():
     m = _sd(slack=0.0)
-    np.testing.assert_allclose(m.force(np.array([0.0]), np.array([0.1]), NONE), [1e4])
+    np.testing.assert_allclose(force(m, np.array([0.0]), np.array([0.1])), [1e4])
     assert np.isnan(m.kinks()).all()  # nothing to locate
 
 
@@ -57,14 +87,14 @@ def test_spring_damper_free_range_is_the_slack_and_has_no_states():
     m = _sd()
     lo, hi = m.free_range()
     assert (lo[0], hi[0]) == (-0.01, 0.01)
-    assert isinstance(m.p, SimpleNamespace) and m.p.stiffness[0] == 2e7
-    assert m.states == {} and m.rates(np.zeros(1), np.zeros(1), NONE) == {}
+    assert m.p.stiffness[0] == 2e7 and m.p.half[0] == 0.01
+    assert SpringDamper.states == {} and law(m, 0.0, 0.0)[1] == {}
 
 
 def test_linear_coupler_is_stiffness_times_deflection_plus_damping_times_rate():
     m = Linear([{"stiffness": 1e8, "damping": 1e5}, {"stiffness": 3e7, "damping": 0.0}])
     d, v = np.array([0.002, -0.01]), np.array([-0.3, 0.5])
-    np.testing.assert_array_equal(m.force(d, v, NONE), [1e8 * 0.002 + 1e5 * -0.3, 3e7 * -0.01])
+    np.testing.assert_array_equal(force(m, d, v), [1e8 * 0.002 + 1e5 * -0.3, 3e7 * -0.01])
     assert m.kinks().shape == (2, 0)
     lo, hi = m.free_range()
     np.testing.assert_array_equal(np.concatenate([lo, hi]), 0.0)
@@ -95,10 +125,6 @@ def _sa3(**p):
 
 def _table(**p):
     return TableDraftGear([{**US_TABLE, **p}])
-
-
-def _gear(z):
-    return SimpleNamespace(gear_force=np.atleast_1d(np.asarray(z, dtype=float)))
 
 
 def sa3_loading(e):
@@ -151,8 +177,8 @@ def _drive(model, waypoints, speed=SPEED, z0=0.0):
         rate = np.sign(b - a) * speed
 
         def rhs(t, y, a=a, rate=rate):
-            d, d_dot, s = np.array([a + rate * t]), np.array([rate]), _gear(y[0])
-            return [model.rates(d, d_dot, s)["gear_force"][0], model.force(d, d_dot, s)[0] * rate]
+            f, r = law(model, a + rate * t, rate, y[0])
+            return [r["gear_force"][0], f[0] * rate]
 
         sol = solve_ivp(rhs, (0.0, abs(b - a) / speed), [z, work], method="RK45", rtol=1e-10,
                         atol=[1e-6, 1e-9], dense_output=True)
@@ -165,7 +191,7 @@ def _drive(model, waypoints, speed=SPEED, z0=0.0):
 def _force_on(model, leg, d):
     d = np.atleast_1d(np.asarray(d, dtype=float))
     z = np.atleast_1d(leg.gear_force(d))
-    return np.array([model.force(d[i:i + 1], np.array([leg.rate]), _gear(z[i]))[0]
+    return np.array([force(model, d[i:i + 1], np.array([leg.rate]), z[i])[0]
                      for i in range(d.size)])
 
 
@@ -249,17 +275,25 @@ def test_table_sweep_reproduces_the_us_table():
                                    rtol=1e-6)
 
 
+# by hand, in kip*in: trapezoids of the gap 0 -> 150 (0.75 in) -> 225 (3 in) -> 237.5,
+# the table gear's loop out to 3.5 in and back
+TABLE_E_MAX = 3.5 * INCH
+TABLE_AREA = (150 / 2 * 0.75 + (150 + 225) / 2 * 2.25 + (225 + 237.5) / 2 * 0.5) * KIP * INCH
+# the corner: height 237.5 kips, closing at KST less U's 50 kips/in
+TABLE_CORNER = (237.5 * KIP) ** 2 / (2 * (KST - 50 * KIP_PER_INCH))
+
+
 def test_table_cycle_work_is_the_loop_area_less_the_stick_corner():
+    work = _drive(_table(), [0.0, TABLE_E_MAX, 0.0])[1]
+    np.testing.assert_allclose(work, TABLE_AREA - TABLE_CORNER, rtol=1e-6)
+
+
+def test_table_energy_loop_is_the_loop_area_less_the_stick_corner():
     m = _table()
-    e_max = 3.5 * INCH
-    # by hand, in kip*in: trapezoids of the gap 0 -> 150 (0.75 in) -> 225 (3 in) -> 237.5
-    area = (150 / 2 * 0.75 + (150 + 225) / 2 * 2.25 + (225 + 237.5) / 2 * 0.5) * KIP * INCH
-    # the corner: height 237.5 kips, closing at KST less U's 50 kips/in
-    corner = (237.5 * KIP) ** 2 / (2 * (KST - 50 * KIP_PER_INCH))
-    work = _drive(m, [0.0, e_max, 0.0])[1]
-    np.testing.assert_allclose(work, area - corner, rtol=1e-6)
-    np.testing.assert_allclose(m.energy_loop(e_max), [area - corner], rtol=1e-12)
-    np.testing.assert_allclose(m.energy_loop(e_max, stick=False), [area], rtol=1e-12)
+    np.testing.assert_allclose(m.energy_loop(TABLE_E_MAX), [TABLE_AREA - TABLE_CORNER],
+                               rtol=1e-12)
+    np.testing.assert_allclose(m.energy_loop(TABLE_E_MAX, stick=False), [TABLE_AREA],
+                               rtol=1e-12)
 
 
 def test_friction_gears_carry_nothing_inside_the_slack():
@@ -268,12 +302,26 @@ def test_friction_gears_carry_nothing_inside_the_slack():
     for m, d in cases:
         for z in (-3e5, 0.0, 1e-3, 2e5):  # whatever the memory holds
             for rate in (-1.0, 0.0, 0.3):
-                np.testing.assert_array_equal(m.force(d, np.full(5, rate), _gear(np.full(5, z))),
+                np.testing.assert_array_equal(force(m, d, np.full(5, rate), np.full(5, z)),
                                               0.0)
                 # strictly inside, the element does not move either
                 inner = d[1:-1]
-                r = m.rates(inner, np.full(3, rate), _gear(np.full(3, z)))["gear_force"]
+                r = rates(m, inner, np.full(3, rate), np.full(3, z))
                 np.testing.assert_array_equal(r, 0.0)
+
+
+def test_at_a_slack_edge_the_gear_moves_only_when_the_coupling_moves_out_of_the_slack():
+    # a gear at its slack edge with nothing in its memory: moving out, it loads along the
+    # first slope of its loading curve (the SA-3's preload ramp KS + K, the table's 200 kips
+    # over 0.75 in); moving back into the slack, it stays free. It carries nothing there.
+    first = 200 * KIP / (0.75 * INCH)
+    cases = [(_sa3(), 0.0, 1.0, KS + K), (_sa3(), -SLACK, -1.0, KS + K),
+             (_table(slack=0.02), 0.01, 1.0, first), (_table(slack=0.02), -0.01, -1.0, first)]
+    for m, edge, side, slope in cases:
+        out, back = side * 0.1, -side * 0.1
+        assert rates(m, edge, out, 0.0)[0] == pytest.approx(side * slope * 0.1, rel=1e-12)
+        assert rates(m, edge, back, 0.0)[0] == 0.0
+        assert force(m, edge, out, 0.0)[0] == 0.0 and force(m, edge, back, 0.0)[0] == 0.0
 
 
 def test_sa3_slack_is_on_the_compression_side():
@@ -285,7 +333,7 @@ def test_sa3_slack_is_on_the_compression_side():
     z = np.concatenate([m.initial_state(d[i:i + 1])["gear_force"] for i in range(4)])
     l_1e4 = min(P, KS * 1e-4) + K * 1e-4
     np.testing.assert_allclose(z, [l_1e4, 0.0, -l_1e4, -(P + K * STROKE)], rtol=1e-12)
-    f = np.concatenate([m.force(d[i:i + 1], np.zeros(1), _gear(z[i])) for i in range(4)])
+    f = np.concatenate([force(m, d[i:i + 1], np.zeros(1), z[i]) for i in range(4)])
     np.testing.assert_allclose(f, [l_1e4, 0.0, -l_1e4, -(P + K * STROKE + KS * (0.2 - STROKE))],
                                rtol=1e-12)
 
@@ -298,7 +346,7 @@ def test_friction_gear_force_stays_in_the_band_for_any_memory():
         d = edge + side * e
         e = side * (d - edge)  # the engagement of the rounded deflection, by hand
         for z in (-1e7, -4e5, 0.0, 4e5, 1e7, *rng.uniform(-2e6, 2e6, 5)):
-            f = side * m.force(d, np.zeros(e.size), _gear(np.full(e.size, z)))
+            f = side * force(m, d, np.zeros(e.size), np.full(e.size, z))
             over = KS * np.maximum(e - STROKE, 0.0)
             lo, hi = sa3_unloading(e) + over, sa3_loading(e) + over
             assert (f >= lo * (1 - 1e-15)).all() and (f <= hi * (1 + 1e-15)).all()
@@ -309,10 +357,9 @@ def test_friction_gear_force_stays_in_the_band_for_any_memory():
 
 def test_friction_gear_force_is_continuous_at_the_slack_edge_and_the_stroke_end():
     m = _sa3()
-    z = _gear(np.full(2, 1e6))
-    f = m.force(np.array([-1e-12, 1e-12]), np.zeros(2), z)
+    f = force(m, np.array([-1e-12, 1e-12]), np.zeros(2), np.full(2, 1e6))
     assert f[0] == 0.0 and 0.0 < f[1] < (KS + K) * 1e-12 * 1.0001
-    f = m.force(np.array([STROKE - 1e-12, STROKE + 1e-12]), np.zeros(2), _gear(np.full(2, 3e6)))
+    f = force(m, np.array([STROKE - 1e-12, STROKE + 1e-12]), np.zeros(2), np.full(2, 3e6))
     np.testing.assert_allclose(f, P + K * STROKE, rtol=1e-9)
 
 
@@ -321,14 +368,14 @@ def test_at_rest_the_state_holds_and_the_force_stays_where_it_was():
     d = np.full(3, 0.03)
     lo, hi = sa3_unloading(0.03), sa3_loading(0.03)  # 211.75 kN, 605 kN
     z = np.array([hi, (lo + hi) / 2, lo])
-    np.testing.assert_array_equal(m.rates(d, np.zeros(3), _gear(z))["gear_force"], 0.0)
-    np.testing.assert_allclose(m.force(d, np.zeros(3), _gear(z)), z, rtol=1e-15)
+    np.testing.assert_array_equal(rates(m, d, np.zeros(3), z), 0.0)
+    np.testing.assert_allclose(force(m, d, np.zeros(3), z), z, rtol=1e-15)
     # loaded to 30 mm and held: the force stays on the loading curve (memory), where a
     # history-free law at rest would give the mean of the curves, 408.4 kN
     out = _drive(m, [0.0, 0.03])[0][0]
-    held = solve_ivp(lambda t, y: m.rates(d[:1], np.zeros(1), _gear(y))["gear_force"],
+    held = solve_ivp(lambda t, y: rates(m, d[:1], np.zeros(1), y),
                      (0.0, 60.0), out.sol.y[:1, -1], rtol=1e-10, atol=1e-6)
-    f = m.force(d[:1], np.zeros(1), _gear(held.y[0, -1]))
+    f = force(m, d[:1], np.zeros(1), held.y[0, -1])
     np.testing.assert_allclose(f, [hi], rtol=1e-9)
     assert abs(f[0] - (lo + hi) / 2) > 1e5
 
@@ -346,7 +393,7 @@ def test_table_rounding_of_a_parallel_last_segment_is_accepted():
     m = TableDraftGear([params])
     # far past the table the band is still 175 kips wide and ordered
     d = np.full(2, 40 * INCH)
-    f = m.force(d, np.zeros(2), _gear([1e9, -1e9]))
+    f = force(m, d, np.zeros(2), [1e9, -1e9])
     np.testing.assert_allclose(f, np.array([400 + 75 * 36, 225 + 75 * 36]) * KIP, rtol=1e-9)
 
 
@@ -369,20 +416,28 @@ def test_table_couplings_with_different_tables_each_follow_their_own():
     short = {**US_TABLE, "deflection": [0.05], "loading": [1e6], "unloading": [2e5],
              "slack": 0.01}
     m = TableDraftGear([US_TABLE, short, US_TABLE])
-    assert isinstance(m.p, SimpleNamespace) and m.p.slack.tolist() == [0.0, 0.01, 0.0]
+    assert m.p.slack.tolist() == [0.0, 0.01, 0.0]
     d = np.array([3 * INCH, 0.005 + 0.025, -4 * INCH])
-    z = m.initial_state(d)["gear_force"]  # pressed in along the loading curves
-    np.testing.assert_allclose(z, [325 * KIP, 5e5, -400 * KIP], rtol=1e-12)
-    np.testing.assert_allclose(m.force(d, np.zeros(3), _gear(z)), z, rtol=1e-12)
+    z = np.array([325 * KIP, 5e5, -400 * KIP])  # on the loading curves, by hand
+    np.testing.assert_allclose(force(m, d, np.zeros(3), z), z, rtol=1e-12)
     # sticking: every gear at the stick stiffness; sliding: each along its own segment
-    r = m.rates(d, np.array([0.1, 0.1, -0.1]), _gear(z / 2))["gear_force"]
+    r = rates(m, d, np.array([0.1, 0.1, -0.1]), z / 2)
     np.testing.assert_allclose(r, [KST * 0.1, KST * 0.1, -KST * 0.1], rtol=1e-12)
-    r = m.rates(d, np.array([0.1, 0.1, -0.1]), _gear(z))["gear_force"]
+    r = rates(m, d, np.array([0.1, 0.1, -0.1]), z)
     np.testing.assert_allclose(r, [75 * KIP_PER_INCH * 0.1, 1e6 / 0.05 * 0.1,
                                    -75 * KIP_PER_INCH * 0.1], rtol=1e-12)
     k = m.kinks()
     assert k.shape == (3, 2 + 2 * 3)
     assert np.isnan(k[1]).sum() == 2 * 2  # the one-point table pads its missing breakpoints
+
+
+def test_table_gears_pressed_in_from_their_slack_edges_start_on_their_loading_curves():
+    short = {**US_TABLE, "deflection": [0.05], "loading": [1e6], "unloading": [2e5],
+             "slack": 0.01}
+    m = TableDraftGear([US_TABLE, short, US_TABLE])
+    d = np.array([3 * INCH, 0.005 + 0.025, -4 * INCH])
+    np.testing.assert_allclose(m.initial_state(d)["gear_force"], [325 * KIP, 5e5, -400 * KIP],
+                               rtol=1e-12)
 
 
 def test_sa3_kinks_are_slack_edges_and_stroke_ends_on_both_sides():
@@ -411,8 +466,8 @@ def test_rates_are_finite_at_every_state():
         n = d.size
         for rate in (-0.5, 0.0, 0.5):
             for z in (np.zeros(n), rng.uniform(-3e6, 3e6, n), np.full(n, 1e12)):
-                r = m.rates(d, np.full(n, rate), _gear(z))["gear_force"]
-                f = m.force(d, np.full(n, rate), _gear(z))
+                r = rates(m, d, np.full(n, rate), z)
+                f = force(m, d, np.full(n, rate), z)
                 assert np.isfinite(r).all() and np.isfinite(f).all()
                 assert (np.abs(r) <= (KS + K) * 0.5 * (1 + 1e-12)).all()
 
@@ -422,9 +477,8 @@ MASS = 92.5e3  # kg, a loaded four-axle car
 
 def _two_cars_rhs(m, y):
     """Two cars joined by one SA-3 gear: y = (x0, v0, x1, v1, gear_force); nominal 0."""
-    d, d_dot, s = np.array([y[0] - y[2]]), np.array([y[1] - y[3]]), _gear(y[4])
-    f = m.force(d, d_dot, s)[0]
-    return np.array([y[1], -f / MASS, y[3], f / MASS, m.rates(d, d_dot, s)["gear_force"][0]])
+    f, r = law(m, y[0] - y[2], y[1] - y[3], y[4])
+    return np.array([y[1], -f[0] / MASS, y[3], f[0] / MASS, r["gear_force"][0]])
 
 
 def _jacobian(m, y):
@@ -487,44 +541,20 @@ def test_two_car_system_is_stable_for_a_20_ms_explicit_step(point):
         assert growth <= 1.002 and 0.02 * np.abs(lam).max() < 1.4
 
 
-def test_compiled_sa3_gear_matches_the_numpy_friction_element_everywhere():
-    """The SA-3 kernels (compiled per coupling) against the generic numpy element of
-    HystereticDraftGear, on random states over every regime: in the slack, exactly at
-    the slack edges moving either way, on the preload ramp, in stroke, past the stroke,
-    and with memories below, inside and above the band."""
-    from rrscore.plugins.couplers import HystereticDraftGear
-
-    rng = np.random.default_rng(7)
-    n = 4000
-    m = SA3DraftGear([{**SA3, "stick_damping": 3e6}] * n)
-    d = rng.uniform(-0.13, 0.12, n)
-    d[:400] = -0.011  # compression slack edge
-    d[400:800] = 0.0  # tension slack edge
-    d[800:1000] = rng.uniform(0.0, 3e-5, 200)  # preload ramp
-    d_dot = rng.normal(0.0, 0.3, n)
-    d_dot[::7] = 0.0
-    z = rng.uniform(-2.5e6, 2.5e6, n)
-    s = SimpleNamespace(gear_force=z)
-    f_ref = HystereticDraftGear.force(m, d, d_dot, s)
-    r_ref = HystereticDraftGear.rates(m, d, d_dot, s)["gear_force"]
-    np.testing.assert_allclose(m.force(d, d_dot, s), f_ref, rtol=1e-13, atol=1e-6)
-    np.testing.assert_allclose(m.rates(d, d_dot, s)["gear_force"], r_ref, rtol=1e-13,
-                               atol=1e-6)
-
-
-def test_spring_damper_gives_one_force_law_for_a_train_and_for_one_coupling_alone():
-    # the compiled loop (one value per coupling) and the broadcasting path agree
+def test_spring_damper_gives_each_coupling_of_a_group_its_own_parameters():
+    # one model serving four couplings, each with its own stiffness and slack, gives each
+    # the force it gives alone
     params = [{"stiffness": 2e7 * (1 + k), "damping": 1e5, "slack": 0.02 * (k % 2),
                "damping_ramp": 0.001} for k in range(4)]
     m = SpringDamper(params)
     d = np.array([0.0105, -0.012, 0.03, 0.0])
     d_dot = np.array([0.2, -0.1, 0.3, 0.1])
-    whole = m.force(d, d_dot, NONE)
+    whole = force(m, d, d_dot)
     expected = [2e7 * 0.0105 + 1e5 * 0.2,            # no slack: plain spring-damper
                 -4e7 * 0.002 - 1e5 * 0.1,            # 2 mm past a 10 mm half slack
                 6e7 * 0.03 + 1e5 * 0.3,
                 0.0]                                 # inside the slack
     np.testing.assert_allclose(whole, expected, rtol=1e-15)
     for j in range(4):
-        one = SpringDamper([params[j]]).force(d[j:j + 1], d_dot[j:j + 1], NONE)
+        one = force(SpringDamper([params[j]]), d[j:j + 1], d_dot[j:j + 1])
         assert one[0] == whole[j]

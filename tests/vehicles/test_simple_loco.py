@@ -8,12 +8,25 @@ from conftest import CONFIGS
 from scipy.integrate import solve_ivp
 
 from rrscore import Drive, Run
+from rrscore.vehicles.simple_loco import SimpleLoco
 
 G = 9.80665
 
 
 def _loco(scenario_builder, **sections):
     return scenario_builder([{"config": "vehicles/simple_loco.toml"}], **sections)
+
+
+def _record(scenario_builder):
+    """The record of the shipped SimpleLoco (``veh.F_max[0]``, ...), as its functions get it."""
+    return _loco(scenario_builder).build_train().batches[0].record.view
+
+
+def _press(veh, key, value):
+    """A key pressed (1) or let go (0) on the locomotive, as the driver program does it:
+    the key's row set, then the plugin's ``on_input``."""
+    getattr(veh, key)[0] = value
+    SimpleLoco.on_input(veh, 0, key, value)
 
 
 @pytest.mark.parametrize(
@@ -26,29 +39,27 @@ def _loco(scenario_builder, **sections):
     ],
 )
 def test_traction_force_at_half_level_follows_seed_formula(scenario_builder, speed_kmh, force_kn):
-    sc = _loco(scenario_builder)
-    model = sc.train.batches[0].model
-    model.traction_level[:] = 0.5
-    model.v = np.array([speed_kmh / 3.6])
-    model.step(0.0, 0.05)
+    veh = _record(scenario_builder)
+    veh.traction_level[:] = 0.5
+    veh.v[:] = speed_kmh / 3.6
+    SimpleLoco.step(0.0, 0.05, veh)
     radius, axles = 1.25 / 2, 8
-    np.testing.assert_allclose(model.Q_a[0, 1:], force_kn * 1e3 * radius / axles, rtol=1e-12)
-    assert model.traction_force[0] == pytest.approx(force_kn * 1e3, rel=1e-12)
-    assert model.Q_a[0, 0] == 0.0
+    np.testing.assert_allclose(veh.q_a[0, 1:], force_kn * 1e3 * radius / axles, rtol=1e-12)
+    assert veh.traction_force_N[0] == pytest.approx(force_kn * 1e3, rel=1e-12)
+    assert veh.q_a[0, 0] == 0.0
 
 
 def test_traction_keys_ramp_the_level_at_the_configured_rate(scenario_builder):
-    sc = _loco(scenario_builder)
-    model = sc.train.batches[0].model
-    model.press("traction_up", np.array([0]), True)
+    veh = _record(scenario_builder)
+    _press(veh, "traction_up", 1.0)
     for _ in range(10):
-        model.step(0.0, 0.1)
-    assert model.traction_level[0] == pytest.approx(0.5)  # 0.5 per second for 1 s
-    model.press("traction_up", np.array([0]), False)
-    model.press("traction_down", np.array([0]), True)
+        SimpleLoco.step(0.0, 0.1, veh)
+    assert veh.traction_level[0] == pytest.approx(0.5)  # 0.5 per second for 1 s
+    _press(veh, "traction_up", 0.0)
+    _press(veh, "traction_down", 1.0)
     for _ in range(20):
-        model.step(0.0, 0.1)
-    assert model.traction_level[0] == 0.0  # clipped at zero
+        SimpleLoco.step(0.0, 0.1, veh)
+    assert veh.traction_level[0] == 0.0  # clipped at zero
 
 
 def test_full_traction_on_level_track_matches_independent_integration(scenario_builder):
@@ -103,8 +114,8 @@ def test_a_set_brake_level_holds_until_changed(scenario_builder):
                stop={"max_time": 10.0})
     run = Run(sc)
     run.advance()
-    model = run.train.batches[0].model
-    assert model.brake_level[0] == 0.5 and model.traction_level[0] == 0.3
+    veh = run.train.batches[0].record.view
+    assert veh.brake_level[0] == 0.5 and veh.traction_level[0] == 0.3
 
 
 def test_the_brake_key_raises_the_level_and_letting_go_releases_it(scenario_builder):
@@ -113,10 +124,11 @@ def test_the_brake_key_raises_the_level_and_letting_go_releases_it(scenario_buil
                stop={"max_time": 0.75})
     run = Run(sc)
     run.advance(0.5)
-    model = run.train.batches[0].model
-    assert model.brake_level[0] == pytest.approx(0.5, abs=1e-12)  # 1/s for 0.5 s
+    assert run.train.batches[0].record.view.brake_level[0] == pytest.approx(
+        0.5, abs=1e-12)  # 1/s for 0.5 s
     run.advance()
-    assert model.brake_level[0] == pytest.approx(0.25, abs=1e-12)  # falling at 1/s
+    assert run.train.batches[0].record.view.brake_level[0] == pytest.approx(
+        0.25, abs=1e-12)  # falling at 1/s
 
 
 def test_main_reservoir_fills_through_the_choke_as_the_closed_form(rrs_train, rrs_curve):
@@ -134,6 +146,20 @@ def test_main_reservoir_fills_through_the_choke_as_the_closed_form(rrs_train, rr
     rrs_curve(r.time, r.signal("main_reservoir"), t,
               p_max * big_t / tau * (1.0 - np.exp(-t / big_t)), rtol=1e-6)
     assert (r.signal("compressor_on") == 1.0).all()
+
+
+def test_main_reservoir_state_at_the_end_of_a_run_is_the_closed_form(rrs_train):
+    # the state the run integrates, read at its last instant (as above: compressor on
+    # from empty, p = p_inf (1 - exp(-t/T)))
+    p_max, tau, tau_leak = 1.0e6, 60.0, 3600.0
+    loco = rrs_train("simple_loco", vehicle_table={"empty_mass": "184 t", "num_axis": 8},
+                     reservoir_initial=0.0, cut_out="2 MPa")
+    run = Run(loco.scenario(max_time="240 s", signals=["main_reservoir"]))
+    run.advance()
+    big_t = 1.0 / (1.0 / tau + 1.0 / tau_leak)
+    assert run.t == 240.0
+    assert run.state_of("simple_loco.main_reservoir")[0] == pytest.approx(
+        p_max * big_t / tau * (1.0 - np.exp(-240.0 / big_t)), rel=1e-6)
 
 
 def test_governor_keeps_the_main_reservoir_between_cut_in_and_cut_out(scenario_builder):
@@ -177,39 +203,37 @@ def test_several_locomotives_of_one_type_sand_together(scenario_builder):
 )
 def test_dynamic_brake_force_follows_its_characteristic_and_opposes_motion(
         scenario_builder, speed_kmh, force_kn):
-    sc = _loco(scenario_builder)
-    model = sc.train.batches[0].model
-    model.dynamic_brake_level[:] = 0.5
-    model.traction_level[:] = 1.0  # cut while the dynamic brake is set
-    model.v = np.array([speed_kmh / 3.6])
-    model.step(0.0, 0.05)
+    veh = _record(scenario_builder)
+    veh.dynamic_brake_level[:] = 0.5
+    veh.traction_level[:] = 1.0  # cut while the dynamic brake is set
+    veh.v[:] = speed_kmh / 3.6
+    SimpleLoco.step(0.0, 0.05, veh)
     radius, axles = 1.25 / 2, 8
     sign = np.sign(speed_kmh)
-    np.testing.assert_allclose(model.Q_a[0, 1:], -sign * force_kn * 1e3 * radius / axles,
+    np.testing.assert_allclose(veh.q_a[0, 1:], -sign * force_kn * 1e3 * radius / axles,
                                rtol=1e-12)
-    assert model.out["traction_force_N"][0] == 0.0
-    assert model.out["dynamic_brake_force_N"][0] == pytest.approx(force_kn * 1e3, rel=1e-12)
-    assert model.out["dynamic_brake_power_W"][0] == pytest.approx(
+    assert veh.traction_force_N[0] == 0.0
+    assert veh.dynamic_brake_force_N[0] == pytest.approx(force_kn * 1e3, rel=1e-12)
+    assert veh.dynamic_brake_power_W[0] == pytest.approx(
         force_kn * 1e3 * abs(speed_kmh) / 3.6, rel=1e-12)
 
 
 def test_dynamic_brake_keys_ramp_the_level_and_traction_returns_when_it_is_off(
         scenario_builder):
-    sc = _loco(scenario_builder)
-    model = sc.train.batches[0].model
-    model.traction_level[:] = 1.0
-    model.v = np.array([20.0])
-    model.press("dynamic_brake_up", np.array([0]), True)
+    veh = _record(scenario_builder)
+    veh.traction_level[:] = 1.0
+    veh.v[:] = 20.0
+    _press(veh, "dynamic_brake_up", 1.0)
     for _ in range(10):
-        model.step(0.0, 0.1)
-    assert model.dynamic_brake_level[0] == pytest.approx(0.5)  # 0.5 per second for 1 s
-    assert model.Q_a[0, 1] < 0.0
-    model.press("dynamic_brake_up", np.array([0]), False)
-    model.press("dynamic_brake_down", np.array([0]), True)
+        SimpleLoco.step(0.0, 0.1, veh)
+    assert veh.dynamic_brake_level[0] == pytest.approx(0.5)  # 0.5 per second for 1 s
+    assert veh.q_a[0, 1] < 0.0
+    _press(veh, "dynamic_brake_up", 0.0)
+    _press(veh, "dynamic_brake_down", 1.0)
     for _ in range(20):
-        model.step(0.0, 0.1)
-    assert model.dynamic_brake_level[0] == 0.0
-    assert model.Q_a[0, 1] > 0.0  # full traction again
+        SimpleLoco.step(0.0, 0.1, veh)
+    assert veh.dynamic_brake_level[0] == 0.0
+    assert veh.q_a[0, 1] > 0.0  # full traction again
 
 
 def _heavy_loco(rrs_train, grade: str = "0 permille"):

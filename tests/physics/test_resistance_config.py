@@ -1,4 +1,5 @@
-"""Resistance chosen through vehicle and scenario configs, as the dynamics applies it.
+"""Resistance chosen through vehicle and scenario configs, as the bodies' forces
+(rrscore.physics.bodies, through the train's system) apply it.
 
 Every expected value is the published formula worked out by hand with literal numbers:
 specific resistance w in N/kN with V in km/h and q0 in t, R = w * m * g / 1000; US units
@@ -14,8 +15,10 @@ import numpy as np
 import pytest
 from conftest import car_config, make_scenario
 
-from rrscore import ConfigError, Drive
-from rrscore.dynamics import TrainDynamics
+from rrscore import ConfigError, Run
+from rrscore.engine.train import TrainSystem
+from rrscore.model.track import AREA, TUNNEL
+from rrscore.physics.route import mean_rate
 
 REL = 1e-12
 LBF = 4.4482216152605  # N
@@ -24,13 +27,24 @@ CAR_MASS = 92_500.0  # car_config: 23 t tare + 69.5 t payload, fully loaded
 RHO = 1.225  # kg/m^3, the default air density
 
 
+def system_of(sc) -> TrainSystem:
+    """The train's system as a run builds it (the scenario's environment)."""
+    return Run(sc).system
+
+
+def forces_at(system: TrainSystem, position: float,
+              speed_kmh: float) -> tuple[np.ndarray, np.ndarray]:
+    """Signed force and resistance magnitude on each vehicle (before the Coulomb rule),
+    the lead centred at ``position``, every vehicle at ``speed_kmh``."""
+    y = system.initial_state(position, speed_kmh / 3.6)
+    system.derivative(0.0, y, np.empty(system.size))
+    scratch = system.sys.scratch
+    return scratch.force.copy(), scratch.resist.copy()
+
+
 def dynamics_at(sc, position: float, speed_kmh: float) -> tuple[np.ndarray, np.ndarray]:
-    """Signed force and resistance magnitude per vehicle, lead centred at ``position``."""
-    dyn = TrainDynamics(sc.train, sc.route)
-    y = dyn.initial_state(position, speed_kmh / 3.6)
-    loads = dyn.loads(0.0, y)
-    force, resist = loads.force, loads.resist
-    return force, resist
+    """:func:`forces_at` of the scenario's train."""
+    return forces_at(system_of(sc), position, speed_kmh)
 
 
 def newtons(w: float, mass: float) -> float:
@@ -118,10 +132,13 @@ def test_area_curve_resistance_is_refused_on_a_curve_tighter_than_15_24_m():
     elements = [{"length": "1 km"}, {"length": "20 m", "radius": "10 m"}]
     tight_area = make_scenario([{"config": car_config(resistance={"curve": "area"})}], elements)
     with pytest.raises(ValueError, match="too tight for AREA"):
-        TrainDynamics(tight_area.train, tight_area.route)
+        system_of(tight_area)
     # 700/R is defined there, so a Russian-formula vehicle may use the same route.
     russian = make_scenario([{"config": car_config()}], elements)
-    TrainDynamics(russian.train, russian.route)
+    # standing wholly on it: the starting resistance 28/(q0 + 7) N/kN (q0 = 23.125 t) and
+    # 700/10 N/kN of curve
+    _, resist = dynamics_at(russian, 1010.0, 0.0)
+    assert resist[0] == pytest.approx(newtons(28 / 30.125 + 70.0, CAR_MASS), rel=REL)
 
 
 def test_unknown_curve_formula_is_a_config_error():
@@ -138,12 +155,10 @@ AIR = car_config(resistance={"formula": "loco_power", "starting": False, "air_cd
                          ids=["headwind", "still", "tailwind"])
 def test_air_force_with_wind_is_half_rho_cda_times_relative_speed_squared(wind_kmh, rel_kmh):
     sc = make_scenario([{"config": AIR}], environment={"wind": f"{wind_kmh} km/h"})
-    drive = Drive(sc)
-    assert drive.dyn.bodies.wind == wind_kmh / 3.6
-    assert drive.dyn.bodies.air_density == 1.225
-    y = drive.dyn.initial_state(1000.0, 80 / 3.6)
-    loads = drive.dyn.loads(0.0, y)
-    force, resist = loads.force, loads.resist
+    system = system_of(sc)
+    assert system.sys.bodies.wind[0] == wind_kmh / 3.6
+    assert system.sys.bodies.half_rho_cd_a[0] == pytest.approx(0.5 * 1.225 * 10, rel=REL)
+    force, resist = forces_at(system, 1000.0, 80.0)
     # Train at 80 km/h in +x; relative air speed 80 - wind: 100, 80 or 60 km/h.
     assert force[0] == pytest.approx(-0.5 * 1.225 * 10 * (rel_kmh / 3.6) ** 2, rel=REL)
     # It comes on top of the running resistance, which the wind does not change.
@@ -151,14 +166,12 @@ def test_air_force_with_wind_is_half_rho_cda_times_relative_speed_squared(wind_k
 
 
 def test_headwind_adds_and_tailwind_removes_exactly_the_hand_computed_drag():
-    sc = make_scenario([{"config": AIR}])
-    dyn_still = TrainDynamics(sc.train, sc.route)
-    y = dyn_still.initial_state(1000.0, 80 / 3.6)
-    still = dyn_still.loads(0.0, y).force[0]
-    dyn_still.bodies.wind = -20 / 3.6
-    head = dyn_still.loads(0.0, y).force[0]
-    dyn_still.bodies.wind = 20 / 3.6
-    tail = dyn_still.loads(0.0, y).force[0]
+    system = system_of(make_scenario([{"config": AIR}]))
+    still = forces_at(system, 1000.0, 80.0)[0][0]
+    system.sys.bodies.wind[:] = -20 / 3.6
+    head = forces_at(system, 1000.0, 80.0)[0][0]
+    system.sys.bodies.wind[:] = 20 / 3.6
+    tail = forces_at(system, 1000.0, 80.0)[0][0]
     # 0.5*1.225*10 = 6.125 kg/m; (100^2 - 80^2)/3.6^2 = 3600/12.96 m^2/s^2, and 80^2 - 60^2 = 2800.
     assert head - still == pytest.approx(-6.125 * 3600 / 12.96, rel=1e-9)
     assert tail - still == pytest.approx(6.125 * 2800 / 12.96, rel=1e-9)
@@ -167,8 +180,7 @@ def test_headwind_adds_and_tailwind_removes_exactly_the_hand_computed_drag():
 def test_tailwind_faster_than_the_train_pushes_it():
     sc = make_scenario([{"config": AIR}],
                        environment={"wind": "100 km/h", "air_density": "1.2 kg/m^3"})
-    dyn = Drive(sc).dyn
-    force = dyn.loads(0.0, dyn.initial_state(1000.0, 40 / 3.6)).force
+    force, _ = dynamics_at(sc, 1000.0, 40.0)
     # v - w = -60 km/h: F = +0.5*1.2*10*(60/3.6)^2 = 1666.67 N, forward.
     assert force[0] == pytest.approx(0.5 * 1.2 * 10 * (60 / 3.6) ** 2, rel=REL)
     assert force[0] > 0
@@ -199,14 +211,18 @@ def test_tunnel_factor_scales_the_aerodynamic_terms_by_the_share_inside(position
     assert force[0] == pytest.approx(-0.5 * 1.225 * 8 * (80 / 3.6) ** 2 * factor, rel=REL)
 
 
-def test_tunnel_work_is_skipped_without_a_tunnel_or_without_a_factor():
+def test_without_a_tunnel_or_without_a_factor_the_open_air_drag_acts():
+    # a tunnel car on a route without tunnels, and a car without a factor in a tunnel
+    # (loco_power without an explicit air force: its v^2 term alone, 1.92 N/kN at 80 km/h)
     no_tunnel = make_scenario([{"config": TUNNEL_CAR}])
-    no_factor = make_scenario([{"config": car_config()}], TUNNEL_ROUTE)
-    for sc in (no_tunnel, no_factor):
-        dyn = TrainDynamics(sc.train, sc.route)
-        assert not dyn.bodies._use_tunnel and not dyn.bodies._extra_lookup
-    both = make_scenario([{"config": TUNNEL_CAR}], TUNNEL_ROUTE)
-    assert TrainDynamics(both.train, both.route).bodies._use_tunnel
+    force, resist = dynamics_at(no_tunnel, 1500.0, 80.0)
+    assert resist[0] == pytest.approx(newtons(2.7 + 1.92, CAR_MASS), rel=REL)
+    assert force[0] == pytest.approx(-0.5 * 1.225 * 8 * (80 / 3.6) ** 2, rel=REL)
+    plain = car_config(resistance={"formula": "loco_power", "starting": False})
+    no_factor = make_scenario([{"config": plain}], TUNNEL_ROUTE)
+    force, resist = dynamics_at(no_factor, 1500.0, 80.0)
+    assert resist[0] == pytest.approx(newtons(2.7 + 1.92, CAR_MASS), rel=REL)
+    assert force[0] == 0.0
 
 
 def test_tunnel_factor_below_one_is_a_config_error():
@@ -219,8 +235,8 @@ def test_route_tunnel_fraction_and_area_curve_means_are_exact():
                           [{"length": "1 km"}, {"length": "1 km", "tunnel": True,
                                                 "radius": "500 m"}]).route
     x, h = np.array([990.0, 1000.0, 1004.0, 1500.0]), np.array([10.0, 10.0, 10.0, 10.0])
-    np.testing.assert_allclose(route.mean_tunnel_fraction(x, h), [0.0, 0.5, 0.7, 1.0],
+    np.testing.assert_allclose(mean_rate(route.track, TUNNEL, x, h), [0.0, 0.5, 0.7, 1.0],
                                rtol=1e-12, atol=1e-15)
     w = 0.4 * 2 * math.degrees(math.asin(15.24 / 500))
-    np.testing.assert_allclose(route.mean_curve_area(x, h), [0.0, 0.5 * w, 0.7 * w, w],
+    np.testing.assert_allclose(mean_rate(route.track, AREA, x, h), [0.0, 0.5 * w, 0.7 * w, w],
                                rtol=1e-12, atol=1e-15)
