@@ -18,11 +18,16 @@ Cases (``--case``, default both):
   built-in driver and stopped at B. The same drive is run as a multi-body train for
   the crossing times at the named points (they must agree within 0.5 %), and in
   ALTRIOS (``benchmarks/altrios_drive.py``) when ``altrios`` is importable.
+* ``template``: the spring case with its locomotive replaced by the plugin ``rrs new
+  vehicle`` writes, set to SimpleLoco's body, force at standstill (450 kN) and power
+  (350 kN at 80 km/h); the JSON gives its ``real_time_factor`` and ``ratio_to_builtin``,
+  its factor over the spring case's (SimpleLoco) measured in the same run.
 
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake|demo|rigid] [--solver rk45|rk4]
+    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake|demo|rigid|template]
+                                     [--solver rk45|rk4]
 
 It is a measurement, not a test: the figures depend on the machine.
 """
@@ -56,6 +61,7 @@ CASES = {
               "driver": [{"at_time": 2.0, "set": {"brake_valve": 5}}], "standstill": True},
     "demo": {"scenario": "freight_50", "repeat": 1},
     "rigid": {"scenario": "rigid_40km", "repeat": 5, "multibody": True},
+    "template": {"template": True, "sim_time": 600.0, "repeat": 3},
 }
 
 
@@ -85,7 +91,7 @@ def scenario(train: str, sim_time: float, solver: str, route: str = "hilly_20km"
 
 def train_cases() -> list[str]:
     """The cases built here from a train file (the others run a shipped scenario)."""
-    return sorted(k for k, v in CASES.items() if "scenario" not in v)
+    return sorted(k for k, v in CASES.items() if "train" in v)
 
 
 def case_scenario(case: str, sim_time: float | None = None,
@@ -137,11 +143,86 @@ def shipped_scenario(case: dict, solver: str, sim_time: float | None) -> rrscore
     return sc.with_values(changes) if changes else sc
 
 
+def template_scenario(sim_time: float, solver: str) -> rrscore.Scenario:
+    """The spring case with the plugin ``rrs new vehicle`` writes as its locomotive (see
+    the module), generated into a temporary directory and loaded from there."""
+    import importlib
+    import sys
+    import tempfile
+
+    from rrscore.cli.template import render
+    from rrscore.run.plugins import load_registry
+
+    where = Path(tempfile.mkdtemp(prefix="rrs-bench-"))
+    render("vehicle", "bench_loco", where / "rrs-bench-loco")
+    sys.path.insert(0, str(where / "rrs-bench-loco"))
+    plugin = importlib.import_module("rrs_bench_loco.plugin")
+    registry = load_registry(extra=[plugin])
+    loco = {"vehicle": {"type": "bench_loco", "name": "template loco", "empty_mass": "184 t",
+                        "length": "32.8 m", "num_axis": 8, "wheel_diameter": "1.25 m",
+                        "wheelset_inertia": "250 kg*m^2",
+                        "resistance": {"formula": "loco_power", "starting": False},
+                        "adhesion": {"formula": "curtius_kniffler"}},
+            "params": {"max_force": "450 kN", "power": 350e3 * 80 / 3.6,
+                       "brake_force": "350 kN"}}
+    table = {
+        "name": "benchmark: the template's locomotive + 100 loaded cars",
+        "train": {"coupling": {"model": "spring_damper",
+                               "params": {"stiffness": "20 MN/m", "damping": "200 kN*s/m",
+                                          "slack": "11 mm"}},
+                  "vehicles": [{"config": loco},
+                               {"config": "vehicles/freight_car_4axle.toml", "count": 100,
+                                "payload_fraction": 1.0}]},
+        "route": "routes/hilly_20km.toml",
+        "start": {"position": "300 m", "slack": "bunched"},
+        "solver": {"method": solver},
+        "driver": [{"at_time": 0.0, "set": {"traction_level": 1.0}}],
+        "stop": {"max_time": sim_time},
+        "output": {"sample_interval": 1.0},
+    }
+    return scenario_from_table(table, Context("<benchmark>", "scenario", CONFIGS), registry)
+
+
+def run_template_case(name: str, args: argparse.Namespace) -> dict:
+    """The template's locomotive against SimpleLoco on the same drive, in turns (best of
+    the repeats each): the template's figures and its ratio to SimpleLoco's."""
+    case = CASES[name]
+    sim = args.sim_time or case["sim_time"]
+    template = template_scenario(sim, args.solver)
+    builtin = case_scenario("spring", sim, args.solver)
+    runs: dict[str, list[dict]] = {"template": [], "builtin": []}
+    for _ in range(args.repeat or case["repeat"]):
+        runs["template"].append(rrscore.Drive(template).run().summary)
+        runs["builtin"].append(rrscore.Drive(builtin).run().summary)
+    best = min(runs["template"], key=lambda s: s["wall_time_s"])
+    ref = min(runs["builtin"], key=lambda s: s["wall_time_s"])
+    adapters = rrscore.Run(template).system.adapters[0]
+    figures = {
+        "benchmark": name,
+        **timing(best, runs["template"], args.solver),
+        "compiled": all(a.compiled for a in (adapters.step, adapters.rates, adapters.input)),
+        "builtin_real_time_factor": round(ref["real_time_factor"], 1),
+        "builtin_steps": ref["steps"],
+        "ratio_to_builtin": round(best["real_time_factor"] / ref["real_time_factor"], 3),
+        "distance_m": round(best["distance_m"], 4),
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+    }
+    print(f"{name}: the template's locomotive + 100 cars, {figures['sim_time_s']:.0f} s "
+          f"simulated in {figures['wall_time_s']:.2f} s wall: "
+          f"{figures['real_time_factor']:.0f}x real time ({figures['steps']} steps); "
+          f"SimpleLoco {figures['builtin_real_time_factor']:.0f}x ({ref['steps']} steps): "
+          f"ratio {figures['ratio_to_builtin']:.2f}")
+    return figures
+
+
 def run_case(name: str, args: argparse.Namespace) -> dict:
     """Run one case (best of its repeats); print a line and return its figures."""
     case = CASES[name]
     if case.get("multibody"):
         return run_rigid_case(name, args)
+    if case.get("template"):
+        return run_template_case(name, args)
     sc = (shipped_scenario(case, args.solver, args.sim_time) if "scenario" in case
           else case_scenario(name, args.sim_time, args.solver))
     runs = [rrscore.Drive(sc).run().summary for _ in range(args.repeat or case["repeat"])]
