@@ -47,7 +47,7 @@ from ..physics.airbrake import (
 )
 from ..physics.pneumatics import R_AIR, TEMPERATURE, VISCOSITY, circle_area
 from . import system
-from .loop import DONE, KEPT, advance, loop_state, work_for
+from .loop import DONE, advance, loop_state, work_for
 
 #: Main reservoir pressure (Pa) the air brake may owe a reservoir before the rate at which
 #: it draws the reservoir down is updated (which restarts the train's steps).
@@ -103,46 +103,18 @@ def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
 
 
 @kernel
-def events(sys, fns, t, y, f, g):  # pragma: no cover (compiled)
-    """No events: the valves' modes are smooth in the pressures."""
-    return 0
-
-
-@kernel
-def kink_bound(sys, fns, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
-    """No kinks."""
-    return t_bound
-
-
-@kernel
-def reference(sys, fns, y, ref):  # pragma: no cover (compiled)
-    """Pressures are held to absolute tolerances alone: no reference."""
-    for i in range(ref.size):
-        ref[i] = 0.0
-
-
-@kernel
-def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
-    """Nothing to follow between the steps."""
-    return
-
-
-@kernel
-def control(sys, fns, st, t, y):  # pragma: no cover (compiled)
-    """No control steps of its own: the train's control step advances it."""
-    return KEPT
-
-
-@kernel
 def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     """No samples of its own: the train's samples read it."""
     return 0
 
 
-for _generic, _impl in ((system.rhs, rhs), (system.events, events),
-                        (system.kink_bound, kink_bound), (system.reference, reference),
-                        (system.commit, commit), (system.control, control),
-                        (system.sample, sample)):
+# (no events: the valves' modes are smooth in the pressures; no reference: pressures are
+# held to absolute tolerances; no control steps: the train's advances it)
+for _generic, _impl in ((system.rhs, rhs), (system.events, system.no_events),
+                        (system.kink_bound, system.no_kinks),
+                        (system.reference, system.no_reference),
+                        (system.commit, system.nothing_to_commit),
+                        (system.control, system.no_control), (system.sample, sample)):
     _generic.register(AirSystem, _impl)
 
 

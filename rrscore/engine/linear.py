@@ -56,31 +56,6 @@ def events(sys, fns, t, y, f, g):  # pragma: no cover (compiled)
 
 
 @kernel
-def kink_bound(sys, fns, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
-    """No kinks."""
-    return t_bound
-
-
-@kernel
-def reference(sys, fns, y, ref):  # pragma: no cover (compiled)
-    """Errors measured from zero."""
-    for i in range(ref.size):
-        ref[i] = 0.0
-
-
-@kernel
-def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
-    """Nothing to follow."""
-    return
-
-
-@kernel
-def control(sys, fns, st, t, y):  # pragma: no cover (compiled)
-    """No control steps."""
-    return loop.KEPT
-
-
-@kernel
 def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     """The row ``(t, y...)``."""
     row[0] = t
@@ -90,9 +65,10 @@ def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
 
 
 for _generic, _impl in ((system.rhs, rhs), (system.events, events),
-                        (system.kink_bound, kink_bound), (system.reference, reference),
-                        (system.commit, commit), (system.control, control),
-                        (system.sample, sample)):
+                        (system.kink_bound, system.no_kinks),
+                        (system.reference, system.no_reference),
+                        (system.commit, system.nothing_to_commit),
+                        (system.control, system.no_control), (system.sample, sample)):
     _generic.register(Linear, _impl)
 
 #: No plugin functions (the loop passes them on; this system calls none).

@@ -29,6 +29,21 @@ MIN_STEP = 1e-12
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 5.0
 
 
+@kernel(inline=True)
+def stage_sum(ks, weights, count, lo, hi, acc):  # pragma: no cover (compiled)
+    """``acc = sum(weights[j] * ks[j, lo:hi] for j < count)``, zero weights skipped (their
+    stage may not be formed there)."""
+    for c in range(hi - lo):
+        acc[c] = 0.0
+    for j in range(count):
+        w = weights[j]
+        if w == 0.0:
+            continue
+        k = ks[j, lo:hi]
+        for c in range(hi - lo):
+            acc[c] += w * k[c]
+
+
 @kernel
 def combine(y, h, weights, ks, count, ranges, out):  # pragma: no cover (compiled)
     """``out = y + h * sum(weights[j] * ks[j] for j < count)`` on the entries in
@@ -39,15 +54,7 @@ def combine(y, h, weights, ks, count, ranges, out):  # pragma: no cover (compile
     for r in range(ranges.shape[0]):
         lo, hi = ranges[r, 0], ranges[r, 1]
         acc = out[lo:hi]  # views from 0: numba then knows no index is negative
-        for c in range(hi - lo):
-            acc[c] = 0.0
-        for j in range(count):
-            w = weights[j]
-            if w == 0.0:
-                continue
-            k = ks[j, lo:hi]
-            for c in range(hi - lo):
-                acc[c] += w * k[c]
+        stage_sum(ks, weights, count, lo, hi, acc)
         start = y[lo:hi]
         for c in range(hi - lo):
             v = start[c] + h * acc[c]
@@ -88,15 +95,7 @@ def error_norm(h, e, ks, count, atol, rtol, mag0, y1, ref1, ranges,
     for r in range(ranges.shape[0]):
         lo, hi = ranges[r, 0], ranges[r, 1]
         err = scratch[lo:hi]
-        for c in range(hi - lo):
-            err[c] = 0.0
-        for j in range(count):
-            w = e[j]
-            if w == 0.0:
-                continue
-            k = ks[j, lo:hi]
-            for c in range(hi - lo):
-                err[c] += w * k[c]
+        stage_sum(ks, e, count, lo, hi, err)
         at, rt, m0, yy, rr = atol[lo:hi], rtol[lo:hi], mag0[lo:hi], y1[lo:hi], ref1[lo:hi]
         for c in range(hi - lo):
             a = abs(err[c] * h)

@@ -26,7 +26,7 @@ Every system tuple also has these fields, read directly by the loop:
 
 from __future__ import annotations
 
-from ..jit import generic
+from ..jit import generic, kernel
 
 #: Event kinds (``ev_kind`` entries): a kink of the right-hand side, located and stepped
 #: over (either direction); an event with an action, counted where its function falls
@@ -60,3 +60,36 @@ state): ``KEPT``, ``CHANGED`` or ``HAND_BACK`` (:mod:`rrscore.engine.loop`).""")
 
 sample = generic("sample", """sample(system, fns, t, y, f, row) -> n: the time series' values
 at ``(t, y)`` (``f`` the derivative there) into ``row[:n]``.""")
+
+
+# --------------------------------------------------------------- what many systems do
+# Implementations a system registers for what it does not have (no events, no kinks, ...).
+@kernel
+def no_events(sys, fns, t, y, f, g):  # pragma: no cover (compiled)
+    """No event functions."""
+    return 0
+
+
+@kernel
+def no_kinks(sys, fns, t, t_bound, h, y, f, g):  # pragma: no cover (compiled)
+    """No kinks: every step may go to the bound."""
+    return t_bound
+
+
+@kernel
+def no_reference(sys, fns, y, ref):  # pragma: no cover (compiled)
+    """Every entry held to absolute tolerances from zero."""
+    for i in range(ref.size):
+        ref[i] = 0.0
+
+
+@kernel
+def nothing_to_commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
+    """No modes or monitors to follow between the steps."""
+    return
+
+
+@kernel
+def no_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
+    """No control steps: inputs unchanged (0, the loop's ``KEPT``)."""
+    return 0

@@ -641,15 +641,22 @@ class TrainSystem:
             ax.spin[k] = 0.0
         return True
 
-    def _start_slip(self, t: float, y: np.ndarray, f: np.ndarray, idx: np.ndarray) -> bool:
-        """Loaded axles whose demand exceeds adhesion start to slip (or slide)."""
-        sys, lay, ax = self.sys, self.lay, self.sys.axles
-        axles = sys.modes.loaded[idx].copy()
+    def _demand(self, axles: np.ndarray, y: np.ndarray,
+                f: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Of ``axles`` at the state ``y`` (derivative ``f``): their vehicles, those's
+        speeds, the force each axle asks of the rail to roll, and adhesion's limit."""
+        ax, lay = self.sys.axles, self.lay
         veh = ax.vehicle[axles]
         v, a = y[lay.sv + veh], f[lay.sv + veh]
         need = rail_force_needed(v, a, ax.torque[axles], ax.brake[axles], ax.radius[axles],
                                  ax.mass_equiv[axles])
-        cap = self._adhesion(axles, v)
+        return veh, v, need, self._adhesion(axles, v)
+
+    def _start_slip(self, t: float, y: np.ndarray, f: np.ndarray, idx: np.ndarray) -> bool:
+        """Loaded axles whose demand exceeds adhesion start to slip (or slide)."""
+        sys, lay, ax = self.sys, self.lay, self.sys.axles
+        axles = sys.modes.loaded[idx].copy()
+        veh, v, need, cap = self._demand(axles, y, f)
         # Decline axles that need no more than adhesion gives where the event landed: a
         # braked axle's demand jumps from the full brake to the static hold as its vehicle
         # stops, so a crossing found just before the stop can be gone at it. At rest a
@@ -682,11 +689,8 @@ class TrainSystem:
         adhesion slides on until its vehicle stops)."""
         sys, lay, ax = self.sys, self.lay, self.sys.axles
         axles = sys.modes.slipping[idx].copy()
-        veh = ax.vehicle[axles]
-        v, a = y[lay.sv + veh], f[lay.sv + veh]
-        need = rail_force_needed(v, a, ax.torque[axles], ax.brake[axles], ax.radius[axles],
-                                 ax.mass_equiv[axles])
-        ok = np.abs(need) <= self._adhesion(axles, v)
+        _, v, need, cap = self._demand(axles, y, f)
+        ok = np.abs(need) <= cap
         if not ok.any():
             return False
         for k, vk in zip(axles[ok], v[ok], strict=True):

@@ -98,6 +98,8 @@ def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
     room for the route's means under each vehicle (:func:`~rrscore.physics.route.
     means_under`, its extra rows where ``extra``: AREA curves and tunnels)."""
     means_under(track, x, b.half, b.inv_length, ends, extra, route)
+    # (no branch in the loop but on ``extra`` and ``full``, which LLVM takes out of it:
+    # the loop runs on vectors of vehicles)
     for i in range(x.size):
         speed = abs(v[i])
         gravity = gravity_force(b.weight[i], route[0, i])
@@ -105,9 +107,7 @@ def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
         curve = route[2, i] if extra and b.area[i] != 0.0 else route[1, i]
         running = quadratic_force(speed, b.c0[i], b.c1[i], b.c2[i] * aero) \
             + curve * b.weight_kn[i] + starting_force(speed, b.start0[i], b.start_speed[i])
-        air = 0.0
-        if b.half_rho_cd_a[i] != 0.0:
-            air = air_force(v[i] - b.wind[i], b.half_rho_cd_a[i] * aero)
+        air = air_force(v[i] - b.wind[i], b.half_rho_cd_a[i] * aero)  # (0 without drag)
         force[i] += gravity + air
         resist[i] += running
         if full:

@@ -37,10 +37,9 @@ def quadratic_force(speed, c0, c1, c2):  # pragma: no cover (compiled)
 
 @law
 def starting_force(speed, force0, v_blend):  # pragma: no cover (compiled)
-    """Extra starting resistance ``force0 * max(0, 1 - speed/v_blend)`` [N]."""
-    if speed >= v_blend:
-        return 0.0
-    return force0 * (1.0 - speed / v_blend)
+    """Extra starting resistance ``force0 * max(0, 1 - speed/v_blend)`` [N] (``v_blend``
+    > 0; written without a branch, so that a loop over vehicles vectorizes)."""
+    return force0 * max(1.0 - speed / v_blend, 0.0)
 
 
 @law
