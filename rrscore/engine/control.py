@@ -125,7 +125,7 @@ def place_inputs(sys, inputs, y):  # pragma: no cover (compiled)
             changed |= brake != ax.brake[a]
             ax.brake[a] = brake
     if changed:
-        hold_inputs(sys, inputs, y)
+        hold_inputs(sys, inputs, y, False)
     return changed
 
 
@@ -153,12 +153,13 @@ def records_changed(sys):  # pragma: no cover (compiled)
 
 
 @kernel
-def hold_inputs(sys, inputs, y):  # pragma: no cover (compiled)
+def hold_inputs(sys, inputs, y, modes):  # pragma: no cover (compiled)
     """The sums held over the control step from the placed inputs and the axles' modes:
     each vehicle's force and resistance through its rolling axles (``torque / r``,
-    ``brake / r``), its effective mass (their ``J/r^2`` added), whether friction can hold
-    it; the loaded axles; the drive force of the train (the samples'); the directions
-    friction acts in from the speeds at ``y``; and the events' layout."""
+    ``brake / r``), its effective mass (their ``J/r^2`` added: where ``modes`` changed,
+    the axles rolling or slipping), whether friction can hold it; the loaded axles; the
+    drive force of the train (the samples'); the directions friction acts in from the
+    speeds at ``y``; and the events' layout."""
     lay, ax, held, bodies = sys.lay, sys.axles, sys.held, sys.bodies
     md = sys.modes
     n = lay.n
@@ -183,7 +184,8 @@ def hold_inputs(sys, inputs, y):  # pragma: no cover (compiled)
     sys.totals[0] = traction
     for i in range(n):
         held.base[i] = held.resist[i] + bodies.c0[i]
-    hold_masses(sys)
+    if modes:
+        hold_masses(sys)
     hold_friction(held, bodies.start0, md.flags[RIGID] != 0)
     for c in range(md.counts[SLIPPING]):  # sliding wheels hold their vehicles too
         held.friction[ax.vehicle[md.slipping[c]]] = 1.0

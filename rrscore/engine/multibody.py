@@ -306,14 +306,22 @@ def event_layout(sys):  # pragma: no cover (compiled)
     b, kinds = md.blocks, sys.ev_kind
     rigid = md.flags[RIGID] != 0
     nc = 0 if rigid else lay.nc
+    before = b[END]
+    moved = b[SLIP] != lay.n  # (the blocks as they stood: the kinds need writing anew?)
     b[STANDSTILL] = 0
     b[SLIP] = lay.n
-    b[STOPS] = b[SLIP] + md.counts[LOADED]
-    b[READHESION] = b[STOPS] + md.counts[SLIPPING]
-    b[SLACK] = b[READHESION] + md.counts[SLIPPING]
-    b[BREAK] = b[SLACK] + nc * sys.couplings.kinks.shape[1]
-    b[CONTACT] = b[BREAK] + (nc if md.counts[WATCHED] > 0 else 0)
-    b[END] = b[CONTACT] + (nc if md.counts[UNCOUPLED] > 0 else 0)
+    for block, start in ((STOPS, b[SLIP] + md.counts[LOADED]),
+                         (READHESION, b[SLIP] + md.counts[LOADED] + md.counts[SLIPPING]),
+                         (SLACK, b[SLIP] + md.counts[LOADED] + 2 * md.counts[SLIPPING])):
+        moved = moved or b[block] != start
+        b[block] = start
+    breaks = b[SLACK] + nc * sys.couplings.kinks.shape[1]
+    contacts = breaks + (nc if md.counts[WATCHED] > 0 else 0)
+    end = contacts + (nc if md.counts[UNCOUPLED] > 0 else 0)
+    moved = moved or b[BREAK] != breaks or b[CONTACT] != contacts or before != end
+    b[BREAK], b[CONTACT], b[END] = breaks, contacts, end
+    if not moved:
+        return
     kind = (system.FALLING, system.FALLING | system.CONDITION, system.FALLING,
             system.FALLING | system.CONDITION, system.KINK, system.FALLING, system.FALLING)
     for block in range(7):

@@ -570,7 +570,7 @@ class TrainSystem:
         one = one if one is not None and one.active else None
         if one is not None:
             one.held_changed(y, True)
-        ctl.hold_inputs(self.sys, self.inputs, y)
+        ctl.hold_inputs(self.sys, self.inputs, y, True)
         if one is not None:
             one.held_changed(y, False)
 
