@@ -383,6 +383,7 @@ class OneBodyTrain:
         self.rel = rel
         #: Whether the run integrates the train as one body now.
         self.active = False
+        self._formed: tuple | None = None  # the last state formed and its energy flows
 
     def fits(self, y: np.ndarray) -> bool:
         """Whether the train can be one body at the state ``y``: every vehicle where the
@@ -417,8 +418,20 @@ class OneBodyTrain:
         self.active = False
 
     def fill(self, y: np.ndarray) -> None:
-        """The whole state at ``y`` (in place)."""
+        """The whole state at ``y`` (in place). The energy flows integrate each vehicle's
+        path from the start: at the state formed last, they are taken from it."""
+        lay = self.sys.lay
+        key = (y[lay.sx], y[lay.sv], *y[lay.sz:lay.sz + INTEGRALS + lay.groups],
+               *self.sys.energy.mark, float(self.sys.energy.acc.sum()))
+        if self._formed is not None and self._formed[0] == key:
+            place_vehicles(self.sys, y)
+            tr = self.system
+            fill_rolling(tr.sys.axles, y, tr.lay.sx, tr.lay.sv, tr.lay.somega, tr.lay.sphi)
+            e = lay.senergy
+            y[e:e + 5 * lay.n] = self._formed[1]
+            return
         fill_vehicles(self.sys, y)
+        self._formed = (key, y[lay.senergy:lay.senergy + 5 * lay.n].copy())
 
     def copy(self, system: Any, memo: dict) -> OneBodyTrain:
         """A copy for ``system`` (a copy of this one's train system, made with ``memo``)."""
@@ -426,6 +439,7 @@ class OneBodyTrain:
         new.__dict__.update(self.__dict__)
         new.system = system
         new.sys = copy.deepcopy(self.sys, memo)
+        new._formed = None
         return new
 
     def held_changed(self, y: np.ndarray, before: bool) -> None:
