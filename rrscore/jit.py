@@ -202,17 +202,28 @@ def struct(name: str, fields: tuple[str, ...], doc: str) -> type:
     setattr(sys.modules[module], type_class.__name__, type_class)  # (numba's cache: pickle)
     accessors: dict[str, Any] = {}
 
+    # Python keeps the values it built a struct from (the same arrays compiled code
+    # holds): reading a field from Python is a lookup, not a call of compiled code that
+    # boxes it anew (which a signal arriving in it could leave half done).
     def new(cls: Any, *values: Any) -> Any:
-        return accessors["make"](*values)
+        obj = accessors["make"](*values)
+        obj._values = dict(zip(fields, values, strict=True))
+        return obj
 
     def set_field(self: Any, field: str, value: Any) -> None:
         accessors[f"set_{field}"](self, value)
+        if "_values" in self.__dict__:
+            self._values[field] = value
 
     def deepcopy(self: Any, memo: dict) -> Any:
         return type(self)(*(copy.deepcopy(getattr(self, field), memo) for field in fields))
 
     def getter(field: str) -> property:
-        return property(lambda self: accessors[f"get_{field}"](self))
+        def get(self: Any) -> Any:
+            values = self.__dict__.get("_values")
+            return values[field] if values is not None else accessors[f"get_{field}"](self)
+
+        return property(get)
 
     members: dict[str, Any] = {field: getter(field) for field in fields}
     members |= {"__new__": new, "set": set_field, "__deepcopy__": deepcopy, "__doc__": doc,

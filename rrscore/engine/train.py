@@ -476,16 +476,22 @@ class TrainSystem:
                 block = np.ascontiguousarray(y[z0:z0 + k * b.count].reshape(k, b.count))
                 probes.append((b.describe("rates"), lambda ad=ad, rec=rec, s=block: (
                     ad.rates.call(t, rec.buffer, rec.layout, s, np.zeros_like(s)))))
-        for g, (model, idx) in enumerate(self.train.couplings.groups):
+        cp = self.train.couplings
+        x = y[self.sx]
+        deflection = x[:-1] - x[1:] - cp.nominal
+        for g, (model, idx) in enumerate(cp.groups):
             rec, ad = model.record, self.coupler_adapters[g]
             z0, k = self._group_blocks[g]
-            x = y[self.sx]
-            d = np.ascontiguousarray((x[:-1] - x[1:] - self.train.couplings.nominal)[idx])
             block = np.ascontiguousarray(y[z0:z0 + k * idx.size].reshape(k, idx.size))
-            probes.append((f"coupler model {type(model).type_name!r} in force()",
-                           lambda ad=ad, rec=rec, d=d, z=block: ad.force.call(
-                               d, np.zeros_like(d), rec.buffer, rec.layout, z,
-                               np.zeros_like(z), np.zeros_like(d))))
+            lo, hi = model.free_range()
+            who = f"coupler model {type(model).type_name!r} ({cp.origins[g]}) in force()"
+            for r, j in enumerate(idx):  # each coupling where it is, the others at rest
+                d = 0.5 * (lo + hi)
+                d[r] = deflection[j]
+                probes.append((f"{who} for coupling {j}",
+                               lambda ad=ad, rec=rec, d=d, z=block: ad.force.call(
+                                   d, np.zeros_like(d), rec.buffer, rec.layout, z,
+                                   np.zeros_like(z), np.zeros_like(d))))
         for found, probe in probes:
             try:
                 probe()
@@ -505,16 +511,18 @@ class TrainSystem:
         self._set(control=c._replace(driver_state=state, driver_params=params,
                                      sections=sections))
 
-    def set_input(self, b: int, rows: np.ndarray, name: str, value: float, t: float) -> None:
+    def set_input(self, b: int, rows: np.ndarray, name: str, value: Any, t: float) -> None:
         """A key pressed (1) or released (0), or a control set, on rows ``rows`` of batch
-        ``b``: its record's row set and the plugin's ``on_input`` called (a plugin that
-        raises is named, with the time)."""
+        ``b`` (``value``: one for all, or one per row): its record's row set and the
+        plugin's ``on_input`` called (a plugin that raises is named, with the time)."""
         batch = self.train.batches[b]
         which = (*batch.cls.controls, *batch.cls.keys).index(name)
         rec = batch.record
+        rows = np.atleast_1d(rows)
+        values = np.broadcast_to(np.asarray(value, dtype=float), rows.shape)
         try:
-            for r in np.atleast_1d(rows):
-                self.adapters[b].input.call(rec.buffer, rec.layout, int(r), which, float(value))
+            for r, v in zip(rows, values, strict=True):
+                self.adapters[b].input.call(rec.buffer, rec.layout, int(r), which, float(v))
         except Exception as exc:
             if isinstance(exc, RrsError):
                 raise

@@ -53,11 +53,15 @@ class Drive:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self._hooks = LifecycleHooks(scenario.registry.manager)
-        # the samples' states are kept only where a plugin outside rrscore reads them
-        states = any(not plugin.__name__.startswith("rrscore.")
-                     for plugin in self._hooks.implementers("rrs_sample", "rrs_sample_rows"))
+        # the samples' states are kept only where a plugin outside rrscore reads them, and
+        # rows are handed on one by one where one reads them one by one (rrs_sample)
+        def outside(*hooks: str) -> bool:
+            return any(not plugin.__name__.startswith("rrscore.")
+                       for plugin in self._hooks.implementers(*hooks))
+
         self.run_ = Run(scenario, on_sample=self._on_sample, on_event=self._on_event,
-                        on_rows=self._on_rows, states=states)
+                        on_rows=self._on_rows, states=outside("rrs_sample", "rrs_sample_rows"),
+                        each_row=outside("rrs_sample"))
         self.columns = self.run_.columns
         self.out_dir: Path | None = None
         #: Per-drive state of plugins on the lifecycle hooks, by plugin name.

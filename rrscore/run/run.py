@@ -31,7 +31,7 @@ from ..engine import loop
 from ..engine import multibody as mb
 from ..engine.train import TrainSystem, copy_arrays
 from ..jit import compile_seconds
-from ..model.errors import ConfigError, RrsError, take_interruption
+from ..model.errors import ConfigError, RrsError, interruption_behind, take_interruption
 from ..model.events import Event
 from ..physics.energy import balance
 from .scenario import Scenario
@@ -74,11 +74,14 @@ class Run:
         each).
     :param states: whether the rows' states are kept (for ``on_rows``' function and
         ``on_sample``): a hook that reads them needs them; the rows themselves do not.
+    :param each_row: hand every row on at its control step, as the drive goes (else the
+        loop hands them on in blocks): a hook that fails on a row then stops the drive
+        there.
     """
 
     def __init__(self, scenario: Scenario, on_sample: Sampler | None = None,
                  on_event: Listener | None = None, on_rows: RowsSampler | None = None,
-                 states: bool = True) -> None:
+                 states: bool = True, each_row: bool = False) -> None:
         self._compile0 = compile_seconds()
         cfg = scenario.config
         if cfg["dynamics"] == "events":
@@ -113,7 +116,9 @@ class Run:
         # the recorded vehicles' and couplings' signals are Python's: from the samples'
         # states, or where they need more, at every sample's control step
         self._signals_rows = bool(out["vehicles"] or out["couplings"])
-        self._python_rows = self._signals_rows and not from_state_alone(self)
+        # ... and where each row is wanted as it happens (at its control step: a hook that
+        # fails on one stops the drive there)
+        self._python_rows = (self._signals_rows and not from_state_alone(self)) or each_row
         sampling = on_sample is not None or on_rows is not None
         #: The event loop's clock and counts (:data:`~rrscore.engine.loop.LOOP_STATE`).
         self.clock = st = loop.loop_state()
@@ -237,9 +242,13 @@ class Run:
             try:
                 code = loop.advance(self.system.loop_system, self.system.fns, self.tab,
                                     self.clock, self.work)
-            except RrsError:
-                raise
-            except Exception as exc:  # a plugin's compiled function raised: name it
+            except BaseException as exc:
+                self._deliver_rows()  # (the rows taken before it: whole, and kept)
+                interruption = interruption_behind(exc)
+                if interruption is not None and interruption is not exc:
+                    raise interruption from exc  # a signal met in compiled code
+                if isinstance(exc, RrsError) or not isinstance(exc, Exception):
+                    raise
                 raise self.system.failure(exc, float(st.t), self.work.y) from exc
             self._deliver_rows()
             interruption = take_interruption()

@@ -12,8 +12,8 @@ from rrscore.calibration.model import ChangeModel, KinematicModel, LevelModel
 from rrscore.calibration.sensors import RecordedDrive, SensorLayout, load_layout, synthetic_log
 from rrscore.model.config import Context
 from rrscore.model.errors import RrsError
-from rrscore.run.scenario import scenario_from_table
 from rrscore.run.drive import Drive
+from rrscore.run.scenario import scenario_from_table
 
 from .conftest import CONFIGS, SENSOR_LINE
 

@@ -10,13 +10,14 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import CONFIGS
 
 import rrscore
 from rrscore.cli.main import main
 from rrscore.model.errors import ConfigError, RrsError
 from rrscore.run.sweep import DEFAULT_COLUMNS, Sweep, _context, parse_values, sweep
 
-SCENARIO = Path(__file__).resolve().parents[1] / "configs" / "scenarios" / "simple_loco_level.toml"
+SCENARIO = CONFIGS / "scenarios" / "simple_loco_level.toml"
 PARAMS = {"start.speed": ["0 km/h", "20 km/h", 10.0], "stop.max_time": [2, "3 s"]}
 
 
@@ -26,7 +27,7 @@ def scenario() -> rrscore.Scenario:
 
 
 @pytest.fixture(scope="module")
-def serial(scenario, tmp_path_factory) -> rrscore.sweep.SweepResult:
+def serial(scenario, tmp_path_factory) -> rrscore.SweepResult:
     return Sweep(scenario, PARAMS).run(out=tmp_path_factory.mktemp("serial"))
 
 

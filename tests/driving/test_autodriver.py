@@ -8,8 +8,8 @@ from conftest import CONFIGS, car_config
 
 from rrscore.model.config import Context
 from rrscore.model.errors import ConfigError
-from rrscore.run.scenario import scenario_from_table
 from rrscore.run.drive import Drive
+from rrscore.run.scenario import scenario_from_table
 
 LOCO = "vehicles/simple_loco.toml"
 
@@ -196,8 +196,8 @@ def test_forty_km_drive_crosses_its_points_when_a_point_mass_integration_does():
         assert crossed[m] == pytest.approx(expected[m], rel=0.01), m
 
 
-def _numpy_target(front, rear, starts, ends, limits, margin, decel, cruise, stop_at):
-    # the target speed as written with numpy before it was compiled: the reference
+def _reference_target(front, rear, starts, ends, limits, margin, decel, cruise, stop_at):
+    # the target speed written out with numpy, section by section: the reference
     under = (starts < front) & (ends > rear)
     here = float(limits[under].min(initial=np.inf)) - margin
     ahead = starts >= front
@@ -209,18 +209,29 @@ def _numpy_target(front, rear, starts, ends, limits, margin, decel, cruise, stop
     return max(target, 0.0)
 
 
-def test_target_speed_is_the_numpy_formula_to_the_bit_anywhere_on_a_route():
-    from rrscore.driving.autodriver import _target_speed
+def test_target_speed_is_the_lowest_limit_braking_curve_and_cruise_speed_anywhere():
+    # 12 sections of random lengths and limits (a fifth without one); the driver's target
+    # with its front anywhere on the route, with and without a cruising speed and a stop
+    # point, is the formula to the bit
+    from rrscore import Run
 
     rng = np.random.default_rng(11)
     lengths = rng.uniform(200.0, 3000.0, 12)
-    starts = np.concatenate([[0.0], np.cumsum(lengths)[:-1]])
-    ends = starts + lengths
     limits = np.where(rng.uniform(size=12) < 0.2, np.inf, rng.uniform(8.0, 35.0, 12))
-    for front in np.linspace(-100.0, ends[-1] + 100.0, 997):
-        for cruise, stop_at in ((np.inf, None), (22.0, float(ends[-1] - 500.0))):
+    elements = [{"length": float(n)} | ({"speed_limit": float(v)} if np.isfinite(v) else {})
+                for n, v in zip(lengths, limits, strict=True)]
+    stop = float(lengths.sum() - 500.0)
+    for cruise, stop_at in ((np.inf, None), (12.0, stop)):  # the cruise speed binds in places
+        auto = {"margin": 1.0, "braking_deceleration": 0.05}
+        if stop_at is not None:
+            auto |= {"speed": cruise, "stop_at": "S"}
+        sc = _scenario(elements, 5, auto, points=[{"name": "S", "position": stop}])
+        driver = Run(sc).driver.autodriver
+        starts = np.asarray(sc.route.starts, dtype=float)
+        ends = starts + sc.route.lengths
+        assert ends[-1] == pytest.approx(lengths.sum(), rel=1e-12)
+        for front in np.linspace(-100.0, ends[-1] + 100.0, 997):
             rear = front - 700.0
-            want = _numpy_target(front, rear, starts, ends, limits, 1.0, 0.05, cruise, stop_at)
-            got = _target_speed(front, rear, starts, ends, limits, 1.0, 0.05, cruise,
-                                np.nan if stop_at is None else stop_at)
-            assert got == want, (front, cruise, stop_at)
+            want = _reference_target(front, rear, starts, ends, limits, 1.0, 0.05, cruise,
+                                     stop_at)
+            assert driver.target_speed(front, rear) == want, (front, cruise, stop_at)

@@ -135,7 +135,7 @@ def test_a_hook_wrapper_is_honoured_and_the_plugin_that_raised_is_found() -> Non
         d.run()
     assert str(info.value) == "plugin 'bad' (rrs_sample) raised KeyError: 'k', at t = 2.000 s"
     # the rows before, the failing one, and the final row without the plugin that raised
-    end = d.run_.solver.t
+    end = d.run_.t
     assert wrapped == [0.0, 1.0, 2.0] + ([end] if end > 2.0 else [])
 
 
@@ -195,7 +195,7 @@ def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series() -
     scenario = load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml", registry)
     d = Drive(scenario.with_values({"stop.max_time": "300 s"}))
     result = d.run()
-    dyn = d.run_.dyn
+    system = d.run_.system
     rows = np.concatenate([b[1] for b in blocks])
     series = np.column_stack([result.series[c] for c in d.columns])
     np.testing.assert_array_equal(rows, series)
@@ -204,9 +204,9 @@ def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series() -
     assert len(blocks) < len(rows) / 5, (len(blocks), len(rows))
     # each block's states are the states at its rows: the lead's position and speed
     for t, block, states in blocks:
-        assert states.shape == (len(t), dyn.size)
-        np.testing.assert_array_equal(states[:, dyn.sx.start], block[:, 1])
-        np.testing.assert_array_equal(states[:, dyn.sv.start], block[:, 2])
+        assert states.shape == (len(t), system.size)
+        np.testing.assert_array_equal(states[:, system.layout["body.x"].start], block[:, 1])
+        np.testing.assert_array_equal(states[:, system.layout["body.v"].start], block[:, 2])
 
 
 def test_rrs_sample_sees_each_row_of_a_block_with_its_state() -> None:
@@ -225,7 +225,7 @@ def test_rrs_sample_sees_each_row_of_a_block_with_its_state() -> None:
     rows = np.concatenate(blocks)
     assert [s[1] for s in single] == rows.tolist()
     assert [s[0] for s in single] == rows[:, 0].tolist()
-    sx = d.run_.dyn.sx.start
+    sx = d.run_.system.layout["body.x"].start
     assert [s[2][sx] for s in single] == rows[:, 1].tolist()
 
 

@@ -73,19 +73,33 @@ def test_inconsistent_actions_are_config_errors(action, key, words):
     assert err.value.key == key and words in err.value.message
 
 
-@pytest.mark.parametrize(("ranges", "words"), [
-    ({"throttle": (0.0, 1.0)}, "not one of its controls"),
-    ({"notch": (8.0, 0.0)}, "expected (lowest, highest)"),
+@pytest.mark.parametrize(("control", "words"), [
+    ({"low": 8.0, "high": 0.0}, "starts at 0.0, outside its range 8.0 to 0.0"),
+    ({"low": 0.0, "high": 8.0, "initial": 9.0}, "starts at 9.0, outside its range 0.0 to 8.0"),
 ])
-def test_a_vehicle_type_with_inconsistent_control_ranges_is_refused(ranges, words):
+def test_a_vehicle_type_with_an_inconsistent_control_range_is_refused(control, words):
+    from rrscore import Control, VehicleModel
+    from rrscore.model.vehicle import check_vehicle_type
+
+    class Bad(VehicleModel):
+        type_name = "bad"
+        controls = {"notch": Control("throttle notch", **control)}
+        step = staticmethod(lambda t, dt, veh: None)
+
+    with pytest.raises(TypeError, match="Bad: control 'notch'") as err:
+        check_vehicle_type(Bad)
+    assert words in str(err.value)
+
+
+def test_a_vehicle_type_declaring_a_control_as_something_else_is_refused():
     from rrscore import VehicleModel
     from rrscore.model.vehicle import check_vehicle_type
 
     class Bad(VehicleModel):
         type_name = "bad"
-        controls = {"notch": "throttle notch"}
-        control_ranges = ranges
+        controls = {"notch": (0.0, 8.0)}
+        step = staticmethod(lambda t, dt, veh: None)
 
-    with pytest.raises(TypeError, match="Bad: control_ranges") as err:
+    with pytest.raises(TypeError, match="Bad: control 'notch' is \\(0.0, 8.0\\), expected an "
+                       "rrscore.Control or a doc string"):
         check_vehicle_type(Bad)
-    assert words in str(err.value)

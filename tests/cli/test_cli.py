@@ -1,4 +1,5 @@
-"""The ``rrs`` command run as a subprocess: validate, plugins and drive."""
+"""The ``rrs`` command: validate, plugins and drive (run as a subprocess; in this process
+where it checks many files one by one)."""
 
 from __future__ import annotations
 
@@ -38,12 +39,23 @@ def test_shipped_configs_exist() -> None:
     assert kinds == {"networks", "routes", "scenarios", "trains", "vehicles", "yards"}
 
 
+@pytest.fixture
+def in_process(monkeypatch: pytest.MonkeyPatch):
+    """``rrs ARGS`` called in this process (``rrscore.cli.main.main``): a subprocess per
+    file would cost a second or two each; the subprocess tests cover the command itself."""
+    from rrscore.cli.main import main
+
+    monkeypatch.delenv("RRS_PLUGIN_PATH", raising=False)
+    return lambda *args: main([str(a) for a in args])
+
+
 @pytest.mark.parametrize("path", SHIPPED_CONFIGS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_validate_shipped_config_exits_0_and_says_ok(path: Path) -> None:
-    proc = rrs("validate", path)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"{path}: ok, ")
-    assert proc.stderr == ""
+def test_validate_shipped_config_exits_0_and_says_ok(path: Path, in_process, capsys) -> None:
+    code = in_process("validate", path)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.startswith(f"{path}: ok, ")
+    assert err == ""
 
 
 def test_validate_several_files_prints_one_ok_line_each() -> None:
@@ -57,13 +69,14 @@ def test_validate_several_files_prints_one_ok_line_each() -> None:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_validate_bad_input_exits_2_with_one_message_and_no_traceback(
-        tmp_path: Path, case: str) -> None:
+        tmp_path: Path, case: str, in_process, capsys) -> None:
     bad = CASES[case](tmp_path)
-    proc = rrs("validate", bad.path)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert proc.stdout == ""
-    message = proc.stderr.strip()
+    code = in_process("validate", bad.path)
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "Traceback" not in err
+    assert out == ""
+    message = err.strip()
     assert message.startswith("rrs: error: ")
     assert len(message.splitlines()) == 1, message
     for fragment in bad.fragments:
@@ -115,7 +128,7 @@ def test_plugins_verbose_lists_params_and_keys() -> None:
     assert "key traction_up (w):" in proc.stdout  # with its rrs cab binding
     assert "control hand_brake:" in proc.stdout
     assert "state main_reservoir [Pa]:" in proc.stdout
-    assert "state_rates: compiled by numba" in proc.stdout  # SimpleLoco's reservoir
+    assert "rates: compiled by numba" in proc.stdout  # SimpleLoco's reservoir
 
 
 def test_plugins_verbose_lists_the_keys_every_vehicle_config_has() -> None:
@@ -134,8 +147,8 @@ def test_plugins_json_parses_and_names_what_each_plugin_provides() -> None:
     assert by_name["vehicles.simple_loco"]["provides"] == {"vehicle_types": ["simple_loco"]}
     assert by_name["vehicles.freight_car"]["provides"] == {"vehicle_types": ["freight_car"]}
     assert "spring_damper" in by_name["plugins.couplers"]["provides"]["coupler_models"]
-    assert sorted(by_name["solvers"]["provides"]["solvers"]) == ["rk4", "rk45", "ros23"]
-    assert by_name["outputs.summary"]["provides"] == {"hooks": ["rrs_drive_start",
+    assert sorted(by_name["engine.tableau"]["provides"]["solvers"]) == ["rk23", "rk4", "rk45"]
+    assert by_name["run.outputs.summary"]["provides"] == {"hooks": ["rrs_drive_start",
                                                                 "rrs_drive_end"]}
     for p in data:
         assert p["source"].startswith("built in: rrscore.")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import car_config, make_scenario, shipped_drive
 
-from rrscore.model.errors import ConfigError
 from rrscore.driving.timetable import cruising_speed, planning_profile, time_to_go
+from rrscore.model.errors import ConfigError
 from rrscore.model.track import Route
 
 
