@@ -17,9 +17,6 @@ from rrscore.jit import UNCOMPILED
 PLUGINS = REPO / "examples/shunter/plugins"
 
 
-@pytest.mark.xfail(strict=True, reason="README.md still shows the shunter of the old API "
-                   "(numpy methods on the instance); its plugin tour is to be rewritten "
-                   "with examples/shunter/plugins/shunter.py as it is now")
 def test_readme_shows_the_shunter_plugin_verbatim():
     code = (PLUGINS / "shunter.py").read_text()
     assert code.strip() in (REPO / "README.md").read_text()

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import brakeshoes
 from ..model.formulas import KMH_PER_MS
+from . import brakeshoes
 
 #: The rules' share of rotating masses in the train's inertia.
 ROTATING_FRACTION = 0.06
