@@ -29,7 +29,6 @@ from ..physics import couplings as coupling_laws
 from ..physics.bodies import (
     accelerations,
     body_forces,
-    held_flows,
     hold_directions,
     rigid_accelerations,
     standstill,
@@ -84,10 +83,10 @@ STANDSTILL, SLIP, STOPS, READHESION, SLACK, BREAK, CONTACT, END = range(8)
 RIGID, EXTRA = 0, 1
 
 #: Scratch per call of the right-hand side: per vehicle the signed forces, resistances,
-#: locked wheels' share of them, the route's means (4 rows); per coupling the forces,
-#: deflections and their rates, and room to gather and scatter a group's; the coupler
-#: states' rates where only the forces are wanted; one range of entries (``(1, 2)``).
-Scratch = namedtuple("Scratch", ["force", "resist", "locked", "route", "cf", "d", "d_dot",
+#: the route's means (4 rows); per coupling the forces, deflections and their rates, and
+#: room to gather and scatter a group's; the coupler states' rates where only the forces
+#: are wanted; one range of entries (``(1, 2)``).
+Scratch = namedtuple("Scratch", ["force", "resist", "route", "cf", "d", "d_dot",
                                  "gd", "gdd", "gf", "dz", "span"])
 
 #: The monitors the loop keeps after every step: each coupling's largest tension and
@@ -222,31 +221,20 @@ def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
     lay, held, s = sys.lay, sys.held, sys.scratch
     n = lay.n
     x, v = y[lay.sx:lay.sx + n], y[lay.sv:lay.sv + n]
-    force, resist, locked = s.force, s.resist, s.locked
-    for i in range(n):
-        force[i] = held.force[i]
-        resist[i] = held.resist[i]
-        locked[i] = 0.0
+    force, resist, cf = s.force, s.resist, s.cf
     flows = table(dy, lay.senergy, 6, n)
-    if full:
-        held_flows(held, v, flows)
     rigid = sys.modes.flags[RIGID] != 0
-    cf = s.cf
     if lay.nc > 0:
-        coupler_forces(sys, fns, y, dy, cf, True)
-        if not rigid:
-            for j in range(lay.nc):
-                force[j] -= cf[j]
-                force[j + 1] += cf[j]
+        coupler_forces(sys, fns, y, dy, cf, True)  # (a rigid train's: zeros here)
     plugin_rates(sys, fns, t, y, dy)
     for k in range(sys.draw_index.size):  # the air a brake draws from main reservoirs
         dy[sys.draw_index[k]] -= sys.draw_rate[k]
+    body_forces(sys.bodies, held, cf, sys.track, sys.ends, x, v, sys.modes.flags[EXTRA] != 0,
+                s.route, force, resist, flows, full)
     nslip = sys.modes.counts[SLIPPING]
     if nslip > 0:
         slipping_axles(sys.axles, sys.laws, sys.modes.slipping, nslip, y, dy, lay.somega,
-                       lay.sphi, v, force, resist, locked, flows, full)
-    body_forces(sys.bodies, sys.track, sys.ends, x, v, sys.modes.flags[EXTRA] != 0,
-                s.route, force, resist, flows, full)
+                       lay.sphi, v, force, resist, flows, full)
     accel = dy[lay.sv:lay.sv + n]
     if rigid:
         rigid_accelerations(held, v, force, resist, accel, cf)

@@ -90,17 +90,21 @@ def coulomb_share(direction, force, resist):  # pragma: no cover (compiled)
 
 
 @kernel
-def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
+def body_forces(b, held, cf, track, ends, x, v, extra, route, force, resist, flows,
                 full):  # pragma: no cover (compiled)
-    """Every vehicle's own forces: gravity, air, running, curve and starting resistance,
-    added to the signed ``force`` and the magnitudes ``resist`` (which hold the held and
-    coupler forces already); their work into ``flows`` where ``full``. ``route`` (4, n):
-    room for the route's means under each vehicle (:func:`~rrscore.physics.route.
-    means_under`, its extra rows where ``extra``: AREA curves and tunnels)."""
+    """Every vehicle's forces but its slipping axles': the held force and resistance (its
+    plugin's, its rolling axles' drive and brakes), its couplers' (``cf``, tension +, a
+    coupling a vehicle fewer than vehicles: zeros for a rigid train, whose bodies do not
+    feel them), gravity, air, running, curve and starting resistance, into the signed
+    ``force`` and the magnitudes ``resist``; their work into ``flows`` where ``full``
+    (the slipping axles' contact none). ``route`` (4, n): room for the route's means
+    under each vehicle (:func:`~rrscore.physics.route.means_under`, its extra rows where
+    ``extra``: AREA curves and tunnels)."""
     means_under(track, x, b.half, b.inv_length, ends, extra, route)
+    n = x.size
     # (no branch in the loop but on ``extra`` and ``full``, which LLVM takes out of it:
     # the loop runs on vectors of vehicles)
-    for i in range(x.size):
+    for i in range(n):
         speed = abs(v[i])
         gravity = gravity_force(b.weight[i], route[0, i])
         aero = 1.0 + b.tunnel_excess[i] * route[3, i] if extra else 1.0
@@ -108,12 +112,18 @@ def body_forces(b, track, ends, x, v, extra, route, force, resist, flows,
         running = quadratic_force(speed, b.c0[i], b.c1[i], b.c2[i] * aero) \
             + curve * b.weight_kn[i] + starting_force(speed, b.start0[i], b.start_speed[i])
         air = air_force(v[i] - b.wind[i], b.half_rho_cd_a[i] * aero)  # (0 without drag)
-        force[i] += gravity + air
-        resist[i] += running
+        force[i] = held.force[i] + gravity + air
+        resist[i] = held.resist[i] + running
         if full:
+            flows[DRIVE, i] = held.force[i] * v[i]
+            flows[BRAKE, i] = held.resist[i] * speed
             flows[GRAVITY, i] = gravity * v[i]
             flows[AIR, i] = air * v[i]
             flows[RESISTANCE, i] = running * speed
+            flows[SLIP, i] = 0.0
+    for j in range(n - 1):  # each coupling pulls back on the vehicle ahead, on the one behind
+        force[j] -= cf[j]
+        force[j + 1] += cf[j]
 
 
 @kernel
@@ -160,16 +170,6 @@ def joint_forces(net, mass, accel, out):  # pragma: no cover (compiled)
     for i in range(out.size):
         run += net[i] - mass[i] * accel
         out[i] = run
-
-
-@kernel
-def held_flows(held, v, flows):  # pragma: no cover (compiled)
-    """The held inputs' work: the drive's force times the speed and the brakes' (and the
-    plugin's ``q_r``) resistance times the speed's size."""
-    for i in range(v.size):
-        flows[DRIVE, i] = held.force[i] * v[i]
-        flows[BRAKE, i] = held.resist[i] * abs(v[i])
-        flows[SLIP, i] = 0.0
 
 
 @kernel

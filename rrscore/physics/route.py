@@ -48,18 +48,16 @@ def means_under(track, x, half, inv_length, ends, extra, out):  # pragma: no cov
     in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]``, half its
     length ``half[i]`` and the inverse of its length ``inv_length[i]``; ``ends`` (2, n)
     are the pieces of the track its front and rear stood in (updated)."""
-    n = x.size
-    for i in range(n):  # the pieces first: a walk, rarely more than a comparison or two
+    rows = 4 if extra else 2
+    for i in range(x.size):
         h = half[i]
-        ends[0, i] = piece_of(track, x[i] + h, ends[0, i])
-        ends[1, i] = piece_of(track, x[i] - h, ends[1, i])
-    front_piece, rear_piece = ends[0], ends[1]
-    for c in range(4 if extra else 2):  # then the means, a loop LLVM runs on vectors
-        mean = out[c]
-        for i in range(n):
-            h = half[i]
-            mean[i] = column_between(track, c, x[i] + h, front_piece[i], x[i] - h,
-                                     rear_piece[i]) * inv_length[i]
+        front, rear = x[i] + h, x[i] - h
+        jf = piece_of(track, front, ends[0, i])  # (a walk: rarely more than a comparison)
+        jr = piece_of(track, rear, ends[1, i])
+        ends[0, i] = jf
+        ends[1, i] = jr
+        for c in range(rows):
+            out[c, i] = column_between(track, c, front, jf, rear, jr) * inv_length[i]
 
 
 @kernel(counted=True)

@@ -90,10 +90,10 @@ def contact(ax, laws, k, omega, v):  # pragma: no cover (compiled)
 
 @kernel
 def slipping_axles(ax, laws, slipping, count, y, dy, somega, sphi, v, force, resist,
-                   locked, flows, full):  # pragma: no cover (compiled)
+                   flows, full):  # pragma: no cover (compiled)
     """The slipping axles (``slipping[:count]``): their rail forces on their vehicles
-    (into ``force``, or as a locked wheel's friction into ``resist`` and ``locked``), their
-    spins' and angles' rates, and, where ``full``, their work (drive, brake, contact)."""
+    (into ``force``, or as a locked wheel's friction into ``resist``), their spins' and
+    angles' rates, and, where ``full``, their work (drive, brake, contact)."""
     for c in range(count):
         k = slipping[c]
         i = ax.vehicle[k]
@@ -101,7 +101,6 @@ def slipping_axles(ax, laws, slipping, count, y, dy, somega, sphi, v, force, res
         rail, hold = contact(ax, laws, k, omega, v[i])
         if hold > 0.0:
             resist[i] += hold
-            locked[i] += hold
         else:
             force[i] += rail
         drive = ax.torque[k] - rail * ax.radius[k]

@@ -130,9 +130,9 @@ def test_a_slipping_axle_spins_up_by_its_drive_less_the_rail_force_and_brake_ove
     omega = np.array([(10.0 + 3 * S0) / R, (10.0 - 3 * S0) / R])
     y = np.concatenate([omega, [0.0, 0.0]])
     dy = np.zeros(4)
-    force, resist, locked = np.zeros(2), np.zeros(2), np.zeros(2)
+    force, resist = np.zeros(2), np.zeros(2)
     flows = np.zeros((6, 2))
-    slipping_axles(ax, LAWS, np.array([0, 1]), 2, y, dy, somega, sphi, v, force, resist, locked,
+    slipping_axles(ax, LAWS, np.array([0, 1]), 2, y, dy, somega, sphi, v, force, resist,
                    flows, True)
     ratio = K + (1 - K) * 6 / 10  # |x| = 3: 2*3/(1 + 9)
     rail = np.array([1.0, -1.0]) * ratio * 0.3 * NORMAL
