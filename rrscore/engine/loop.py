@@ -291,10 +291,13 @@ def hits_at_start(system, fns, t, y, f, w, m, j):  # pragma: no cover (compiled)
 def record(system, fns, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
     """The sample at ``t`` into the next row of ``w.rows`` (and of ``w.states`` and
     ``w.rates``): the state there (``exact``: the segment's end, after a control step;
-    else the dense output) and its derivative, from which the system forms its row."""
+    else the dense output) and its derivative, from which the system forms its row, its
+    right-hand side evaluated there last."""
     r = st.samples
-    if exact:
+    if exact:  # (the right-hand side evaluated there all the same: see system.sample)
         y, f = seg.y1, seg.f1
+        rhs(system, fns, t, y, w.scratch[2], False)
+        st.rhs_count += 1
     else:
         dense_state(tab, t, seg.t0, seg.h, seg.y0, seg.y1, seg.f0, seg.f1, seg.ks,
                     seg.whole, system.formed, w.weights, w.stage)

@@ -438,9 +438,7 @@ def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     row[5] = y[lay.sx] + half[0]
     row[6] = y[lay.sx + n - 1] - half[n - 1]
     if lay.nc > 0 and row.size > ROW:
-        cf = sys.scratch.cf
-        if sys.modes.flags[RIGID] == 0:  # (a rigid train's: its body pass's, at y)
-            coupler_forces(sys, fns, y, sys.scratch.dz, cf, False)
+        cf = sys.scratch.cf  # (the right-hand side's at y: see system.sample)
         for j in range(lay.nc):
             row[ROW + j] = cf[j]
     return ROW + lay.nc

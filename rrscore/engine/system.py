@@ -59,7 +59,8 @@ control = generic("control", """control(system, fns, st, t, y) -> code: the cont
 state): ``KEPT``, ``CHANGED`` or ``HAND_BACK`` (:mod:`rrscore.engine.loop`).""")
 
 sample = generic("sample", """sample(system, fns, t, y, f, row) -> n: the time series' values
-at ``(t, y)`` (``f`` the derivative there) into ``row[:n]``.""")
+at ``(t, y)`` (``f`` the derivative there) into ``row[:n]``; the system's right-hand side
+was evaluated at ``(t, y)`` last, so what it worked out there is at hand.""")
 
 
 # --------------------------------------------------------------- what many systems do

@@ -809,8 +809,10 @@ class TrainSystem:
 
     def sample_row(self, t: float, y: np.ndarray, f: np.ndarray, row: np.ndarray) -> int:
         """A time-series row at ``(t, y)`` (``f`` the derivative there) into ``row``
-        (:func:`rrscore.engine.multibody.sample`); the number of values."""
+        (:func:`rrscore.engine.multibody.sample`, the right-hand side evaluated there
+        first); the number of values."""
         try:
+            mb.rhs(self.sys, self.fns, t, y, np.empty(self.size), False)
             return int(mb.sample(self.sys, self.fns, t, y, f, row))
         except RrsError:
             raise

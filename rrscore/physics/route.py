@@ -48,16 +48,51 @@ def means_under(track, x, half, inv_length, ends, extra, out):  # pragma: no cov
     in tunnels into rows 2 and 3: vehicle ``i`` has its centre at ``x[i]``, half its
     length ``half[i]`` and the inverse of its length ``inv_length[i]``; ``ends`` (2, n)
     are the pieces of the track its front and rear stood in (updated)."""
-    rows = 4 if extra else 2
-    for i in range(x.size):
-        h = half[i]
-        front, rear = x[i] + h, x[i] - h
-        jf = piece_of(track, front, ends[0, i])  # (a walk: rarely more than a comparison)
-        jr = piece_of(track, rear, ends[1, i])
-        ends[0, i] = jf
-        ends[1, i] = jr
-        for c in range(rows):
-            out[c, i] = column_between(track, c, front, jf, rear, jr) * inv_length[i]
+    if not on_two_pieces(track, x, half, inv_length, ends, 4 if extra else 2, out):
+        for i in range(x.size):
+            h = half[i]
+            front, rear = x[i] + h, x[i] - h
+            jf = piece_of(track, front, ends[0, i])  # (a walk: rarely more than a step)
+            jr = piece_of(track, rear, ends[1, i])
+            ends[0, i] = jf
+            ends[1, i] = jr
+            for c in range(4 if extra else 2):
+                out[c, i] = column_between(track, c, front, jf, rear, jr) * inv_length[i]
+
+
+@kernel(inline=True)
+def on_two_pieces(track, x, half, inv_length, ends, rows, out):  # pragma: no cover
+    """:func:`means_under` where every vehicle's ends lie on the pieces of the first's
+    front and the last's rear, which follow each other or are one (the rule for a train:
+    its pieces are longer than it), without walks: the same sums, each end's piece taken
+    by a comparison with the boundary, in loops LLVM runs on vectors. False (and nothing
+    written) where the vehicles are not so."""
+    n = x.size
+    if n == 0:
+        return True
+    ja = piece_of(track, x[n - 1] - half[n - 1], ends[1, n - 1])
+    jb = piece_of(track, x[0] + half[0], ends[0, 0])
+    if jb != ja and jb != ja + 1:
+        return False
+    first, last, cut = track.lo[ja], track.hi[jb], track.lo[jb]
+    outside = 0
+    for i in range(n):
+        outside += (x[i] - half[i] < first) | (x[i] + half[i] >= last)
+    if outside > 0:
+        return False
+    for i in range(n):
+        ends[0, i] = jb if x[i] + half[i] >= cut else ja
+        ends[1, i] = jb if x[i] - half[i] >= cut else ja
+    for c in range(rows):
+        offset_a, rate_a = track.offset[c, ja], track.rate[c, ja]
+        offset_b, rate_b = track.offset[c, jb], track.rate[c, jb]
+        for i in range(n):
+            front, rear = x[i] + half[i], x[i] - half[i]
+            # (column_between's sums, written out so the loop has no gathers)
+            at_front = (offset_b + rate_b * front) if front >= cut else (offset_a + rate_a * front)
+            at_rear = (offset_b + rate_b * rear) if rear >= cut else (offset_a + rate_a * rear)
+            out[c, i] = (at_front - at_rear) * inv_length[i]
+    return True
 
 
 @kernel(counted=True)

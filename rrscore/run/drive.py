@@ -56,8 +56,8 @@ class Drive:
         # the samples' states are kept only where a plugin outside rrscore reads them, and
         # rows are handed on one by one where one reads them one by one (rrs_sample)
         def outside(*hooks: str) -> bool:
-            return any(not plugin.__name__.startswith("rrscore.")
-                       for plugin in self._hooks.implementers(*hooks))
+            return any(not function.__module__.startswith("rrscore.")
+                       for function in self._hooks.implementers(*hooks))
 
         self.run_ = Run(scenario, on_sample=self._on_sample, on_event=self._on_event,
                         on_rows=self._on_rows, states=outside("rrs_sample", "rrs_sample_rows"),
