@@ -43,7 +43,7 @@ RATES = types.int64(_F, _ROW, _LAY, _BLOCK, _BLOCK)
 INPUT = types.int64(_ROW, _LAY, types.int64, types.int64, _F)
 FORCE = types.int64(_ROW, _ROW, _ROW, _LAY, _BLOCK, _BLOCK, _ROW)
 #: Bump when the generated source changes shape (old cached adapters are then not used).
-TEMPLATE_VERSION = 3
+TEMPLATE_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -186,10 +186,14 @@ def vehicle_adapters(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
         compiled += '_rates = njit(error_model="numpy")(_rates)\n'
     if cls.on_input is not None:
         compiled += '_on_input = njit(error_model="numpy")(_on_input)\n'
-    compiled += ("\n\n@njit(STEP, cache=True)\ndef step(t, dt, buf, lay):\n" + step_line
-                 + "\n\n@njit(RATES, cache=True)\ndef rates(t, buf, lay, s, ds):\n" + rates_line
-                 + "\n\n@njit(INPUT, cache=True)\ndef on_input(buf, lay, i, which, value):\n"
-                 + input_body)
+    # (the wrappers count no references: the record's views of ``buf`` live only during
+    # the call, and counting them cost more than a small plugin's own work)
+    compiled += ("\n\n@njit(STEP, cache=True, _nrt=False)\ndef step(t, dt, buf, lay):\n"
+                 + step_line
+                 + "\n\n@njit(RATES, cache=True, _nrt=False)\n"
+                 + "def rates(t, buf, lay, s, ds):\n" + rates_line
+                 + "\n\n@njit(INPUT, cache=True, _nrt=False)\n"
+                 + "def on_input(buf, lay, i, which, value):\n" + input_body)
     fallback = ("\n\ndef _py_step(t, dt, buf, lay):\n" + step_line
                 + "\n\ndef _py_rates(t, buf, lay, s, ds):\n" + rates_line
                 + "\n\ndef _py_input(buf, lay, i, which, value):\n" + input_body
@@ -260,7 +264,7 @@ def coupler_adapter(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
         _force = njit(error_model="numpy")(_force)
 
 
-        @njit(FORCE, cache=True)
+        @njit(FORCE, cache=True, _nrt=False)
         def force(d, d_dot, buf, lay, z, dz, out):
         """) + body
     fallback = ("\n\ndef _py_force(d, d_dot, buf, lay, z, dz, out):\n" + body

@@ -67,11 +67,11 @@ def outputs_problem(sys):  # pragma: no cover (compiled)
         n, k = p.count[b], p.axles[b]
         buf, placed = p.bufs[b], p.placed[b]
         block = buf[p.row_qa[b]:p.row_qa[b] + placed.size]
-        same = True
-        for r in range(placed.size):
-            same = same and block[r] == placed[r]
-        p.changed[b] = 0 if same else 1
-        if same:
+        differ = 0
+        for r in range(placed.size):  # (counted, not and-ed: a loop on vectors)
+            differ += block[r] != placed[r]
+        p.changed[b] = 1 if differ > 0 else 0
+        if differ == 0:
             continue
         for r in range(n * (k + 1)):
             qa, qr = buf[p.row_qa[b] + r], buf[p.row_qr[b] + r]
@@ -143,12 +143,29 @@ def records_changed(sys):  # pragma: no cover (compiled)
         n, buf = p.count[b], p.bufs[b]
         x0, v0, s0, s1 = p.row_x[b], p.row_v[b], p.row_state[b], \
             p.row_state[b] + p.nstates[b] * n
-        for r in range(buf.size):
-            if x0 <= r < x0 + n or v0 <= r < v0 + n or s0 <= r < s1:
+        r = 0
+        while r < buf.size:  # the stretches between the rows read in, each on vectors
+            if x0 <= r < x0 + n:
+                r = x0 + n
                 continue
-            if buf[r] != seen[r]:
+            if v0 <= r < v0 + n:
+                r = v0 + n
+                continue
+            if s0 <= r < s1:
+                r = s1
+                continue
+            end = buf.size
+            for start in (x0, v0, s0):
+                if r < start < end:
+                    end = start
+            differ = 0
+            for q in range(r, end):
+                differ += buf[q] != seen[q]
+            if differ > 0:
                 changed = True
-                seen[r] = buf[r]
+                for q in range(r, end):
+                    seen[q] = buf[q]
+            r = end
     return changed
 
 

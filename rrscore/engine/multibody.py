@@ -217,18 +217,26 @@ def plugin_rates_at(sys, fns, t, y, dy, common):  # pragma: no cover (compiled)
 @kernel
 def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
     """The train's right-hand side (see the module): couplers, plugin states, the air
-    brake's draw, slipping axles, the bodies; the energy flows where ``full``."""
+    brake's draw, then the body pass; the energy flows where ``full``."""
+    if sys.lay.nc > 0:
+        coupler_forces(sys, fns, y, dy, sys.scratch.cf, True)  # (a rigid train's: zeros)
+    plugin_rates(sys, fns, t, y, dy)
+    for k in range(sys.draw_index.size):  # the air a brake draws from main reservoirs
+        dy[sys.draw_index[k]] -= sys.draw_rate[k]
+    body_pass(sys, y, dy, full)
+
+
+@kernel
+def body_pass(sys, y, dy, full):  # pragma: no cover (compiled)
+    """The bodies' part of :func:`rhs`, the coupler forces (``scratch.cf``) worked out
+    already: each vehicle's forces, its slipping axles', its acceleration (a rigid train's
+    one, and the coupler forces that carry it into ``scratch.cf``), its speed; the
+    energy flows and the couplings' work where ``full``."""
     lay, held, s = sys.lay, sys.held, sys.scratch
     n = lay.n
     x, v = y[lay.sx:lay.sx + n], y[lay.sv:lay.sv + n]
     force, resist, cf = s.force, s.resist, s.cf
     flows = table(dy, lay.senergy, 6, n)
-    rigid = sys.modes.flags[RIGID] != 0
-    if lay.nc > 0:
-        coupler_forces(sys, fns, y, dy, cf, True)  # (a rigid train's: zeros here)
-    plugin_rates(sys, fns, t, y, dy)
-    for k in range(sys.draw_index.size):  # the air a brake draws from main reservoirs
-        dy[sys.draw_index[k]] -= sys.draw_rate[k]
     body_forces(sys.bodies, held, cf, sys.track, sys.ends, x, v, sys.modes.flags[EXTRA] != 0,
                 s.route, force, resist, flows, full)
     nslip = sys.modes.counts[SLIPPING]
@@ -236,7 +244,7 @@ def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
         slipping_axles(sys.axles, sys.laws, sys.modes.slipping, nslip, y, dy, lay.somega,
                        lay.sphi, v, force, resist, flows, full)
     accel = dy[lay.sv:lay.sv + n]
-    if rigid:
+    if sys.modes.flags[RIGID] != 0:
         rigid_accelerations(held, v, force, resist, accel, cf)
     else:
         accelerations(held, v, force, resist, accel)
@@ -247,6 +255,17 @@ def rhs(sys, fns, t, y, dy, full):  # pragma: no cover (compiled)
         work = dy[lay.swork:lay.swork + lay.nc]
         for j in range(lay.nc):
             work[j] = cf[j] * (v[j] - v[j + 1])
+
+
+@kernel
+def rigid_forces(sys, y, dy):  # pragma: no cover (compiled)
+    """A rigid train's coupler forces at ``y`` (into ``scratch.cf``) and its accelerations
+    (into ``dy``), from its body pass alone: its couplers do not deflect and its plugins'
+    states do not enter its forces."""
+    cf = sys.scratch.cf
+    for j in range(sys.lay.nc):
+        cf[j] = 0.0
+    body_pass(sys, y, dy, False)
 
 
 # --------------------------------------------------------------------------- events

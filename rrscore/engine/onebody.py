@@ -266,7 +266,7 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     lay, mark = sys.lay, sys.energy.mark
     y1 = seg.y1
     place_vehicles(sys, y1)
-    mb.rhs(sys.train, fns, seg.t1, y1, sys.dy, False)  # (the body pass: the coupler forces)
+    mb.rigid_forces(sys.train, y1, sys.dy)  # (the coupler forces, for the monitors)
     mb.commit(sys.train, fns, tab, seg, w)
     v1 = y1[lay.sv]
     d = mark[DIRECTION]
@@ -314,7 +314,7 @@ def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     """The multi-body train's row, on the vehicles placed (its coupler forces from its body
     pass there)."""
     place_vehicles(sys, y)
-    mb.rhs(sys.train, fns, t, y, sys.dy, False)
+    mb.rigid_forces(sys.train, y, sys.dy)
     return mb.sample(sys.train, fns, t, y, f, row)
 
 

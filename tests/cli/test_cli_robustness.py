@@ -89,17 +89,28 @@ def test_a_killed_drive_leaves_csvs_whose_every_line_parses(tmp_path):
 
 
 def test_an_output_directory_in_use_is_refused_and_a_stale_lock_taken_over(tmp_path):
-    proc = start_drive(tmp_path / "out")
+    # the lock held as a drive holds it (rrscore's own function), by a process that
+    # holds it as long as the test needs: a drive of the demo may end before a second
+    # `rrs drive` has started on a fast machine
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from pathlib import Path\n"
+         "from rrscore.run.drive import prepare_output_dir\n"
+         "fh = prepare_output_dir(Path(sys.argv[1]))\n"
+         "print('locked', flush=True)\n"
+         "time.sleep(300)\n", str(tmp_path / "out")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL)
     try:
-        wait_for_rows(tmp_path / "out", rows=1)
+        assert holder.stdout.readline().strip() == "locked", holder.stderr.read()
         second = rrs("drive", LEVEL, "--out", tmp_path / "out")
         assert second.returncode == 2
         assert second.stderr.strip() == (
             f"rrs: error: output directory {tmp_path / 'out'}: in use by another running "
-            f"drive (pid {proc.pid}); choose another --out or wait for it to end")
+            f"drive (pid {holder.pid}); choose another --out or wait for it to end")
     finally:
-        proc.kill()
-        proc.communicate(timeout=60)
+        holder.kill()
+        holder.communicate(timeout=60)
     assert (tmp_path / "out" / ".rrs-drive.lock").exists()  # left behind by the kill
     again = rrs("drive", LEVEL, "--out", tmp_path / "out", "--max-time", "5")
     assert again.returncode == 0, again.stderr
