@@ -188,15 +188,17 @@ def hold_inputs(sys, inputs, y, modes):  # pragma: no cover (compiled)
         traction += inputs.body_force[i]
     loaded = 0
     for a in range(ax.torque.size):
+        torque, brake = ax.torque[a], ax.brake[a]
+        if torque == 0.0 and brake == 0.0:  # (most axles of a long train: nothing to add)
+            continue
         i = ax.vehicle[a]
-        traction += ax.torque[a] * ax.inv_radius[a]
+        traction += torque * ax.inv_radius[a]
         if ax.rolling[a] == 0.0:
             continue
-        held.force[i] += ax.torque[a] * ax.inv_radius[a]
-        held.resist[i] += ax.brake[a] * ax.inv_radius[a]
-        if ax.torque[a] != 0.0 or ax.brake[a] != 0.0:
-            md.loaded[loaded] = a
-            loaded += 1
+        held.force[i] += torque * ax.inv_radius[a]
+        held.resist[i] += brake * ax.inv_radius[a]
+        md.loaded[loaded] = a
+        loaded += 1
     md.counts[LOADED] = loaded
     sys.totals[0] = traction
     for i in range(n):

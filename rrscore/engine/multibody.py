@@ -389,8 +389,11 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
         cf = sys.scratch.cf
         if sys.modes.flags[RIGID] == 0:  # (a rigid train's: its body pass's, at the end)
             coupler_forces(sys, fns, y1, sys.scratch.dz, cf, False)
-        half = sys.bodies.half
+        beyond = 0  # (counted on vectors first: as a rule no extreme moves)
         for j in range(lay.nc):
+            beyond += (cf[j] > mon.tension[j]) | (-cf[j] > mon.compression[j])
+        half = sys.bodies.half
+        for j in range(lay.nc if beyond > 0 else 0):
             if cf[j] > mon.tension[j]:
                 mon.tension[j] = cf[j]
                 mon.tension_t[j] = seg.t1

@@ -177,11 +177,11 @@ def hold_friction(held, start0, rigid):  # pragma: no cover (compiled)
     """Which vehicles friction can hold at standstill, from their held resistance with
     ``c0`` and their starting resistance: all of a rigid train if any."""
     n = held.friction.size
-    any_friction = False
-    for i in range(n):
+    holding = 0.0
+    for i in range(n):  # (summed, not or-ed: a loop on vectors)
         held.friction[i] = 1.0 if held.base[i] + start0[i] > 0.0 else 0.0
-        any_friction = any_friction or held.friction[i] != 0.0
-    if rigid and any_friction:
+        holding += held.friction[i]
+    if rigid and holding > 0.0:
         for i in range(n):
             held.friction[i] = 1.0
 
