@@ -287,17 +287,23 @@ def hits_at_start(system, fns, t, y, f, w, m, j):  # pragma: no cover (compiled)
 
 
 # ---------------------------------------------------------------------------- samples
+#: How :func:`record` takes its sample: on the step's dense output, at the segment's end
+#: (after a control step), or there with the system's right-hand side evaluated there
+#: last (a restart just now).
+DENSE, AT_END, AT_END_EVALUATED = 0, 1, 2
+
+
 @kernel
-def record(system, fns, tab, t, seg, st, w, exact):  # pragma: no cover (compiled)
+def record(system, fns, tab, t, seg, st, w, how):  # pragma: no cover (compiled)
     """The sample at ``t`` into the next row of ``w.rows`` (and of ``w.states`` and
-    ``w.rates``): the state there (``exact``: the segment's end, after a control step;
-    else the dense output) and its derivative, from which the system forms its row, its
-    right-hand side evaluated there last."""
+    ``w.rates``): the state there (``how``: :data:`DENSE` ...) and its derivative, from
+    which the system forms its row, its right-hand side evaluated there last."""
     r = st.samples
-    if exact:  # (the right-hand side evaluated there all the same: see system.sample)
+    if how != DENSE:
         y, f = seg.y1, seg.f1
-        rhs(system, fns, t, y, w.scratch[2], False)
-        st.rhs_count += 1
+        if how == AT_END:  # (evaluated all the same: see system.sample)
+            rhs(system, fns, t, y, w.scratch[2], False)
+            st.rhs_count += 1
     else:
         dense_state(tab, t, seg.t0, seg.h, seg.y0, seg.y1, seg.f0, seg.f1, seg.ks,
                     seg.whole, system.formed, w.weights, w.stage)
@@ -318,7 +324,7 @@ def samples_in(system, fns, tab, seg, st, w):  # pragma: no cover (compiled)
     taken where the run stands there, after the control step)."""
     if st.sample_dt > 0.0:
         while st.sample_next * st.sample_dt < seg.t1 - 1e-12:
-            record(system, fns, tab, st.sample_next * st.sample_dt, seg, st, w, False)
+            record(system, fns, tab, st.sample_next * st.sample_dt, seg, st, w, DENSE)
 
 
 @kernel
@@ -510,12 +516,14 @@ def advance(system, fns, tab, state, w):  # pragma: no cover (compiled)
                 break
             if taken == CHANGED:
                 st.known = 0
+        how = AT_END
         if not st.known:
             n = start(system, fns, st, w)
             if n > 0:
                 st.hit_count = n
                 code = CONDITION
                 break
+            how = AT_END_EVALUATED  # (start's right-hand side at w.y the last evaluated)
         if st.sample_dt > 0.0 and abs(st.sample_next * st.sample_dt - t) <= 1e-9:
             # a sample at a control time (or where a step ended on it): after the control
             # step, from the state itself
@@ -523,7 +531,7 @@ def advance(system, fns, tab, state, w):  # pragma: no cover (compiled)
                 code = SAMPLES
                 break
             record(system, fns, tab, t, Segment(t, t, 0.0, False, w.y, w.y, w.f, w.f, w.ks),
-                   st, w, True)
+                   st, w, how)
         if t >= st.t_end:
             code = DONE
             break
