@@ -2,7 +2,7 @@
 drives.
 
 The parameters are key paths of the ``[scenario]`` table, as
-:meth:`~rrscore.scenario.Scenario.with_values` takes them
+:meth:`~rrscore.run.scenario.Scenario.with_values` takes them
 (``train.vehicles[0].config.vehicle.resistance.A``,
 ``train.vehicles[0].config.params.F_max``). Each trial builds a new scenario with
 the trial values, which is checked like a file, and runs it to the end of the

@@ -444,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("drive", "run a test drive headless",
                 "rrs drive configs/scenarios/freight_50.toml --out out/f50 --max-time '10 min' "
-                "--set train.vehicles[1].count=20")
+                "--set train.vehicles[1].count=60")
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--max-time", metavar="TIME",
@@ -453,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override solver.method (rk45, rk23, rk4, or a plugin's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any key of the resolved scenario, with units as in a file: "
-                        "--set stop.max_time='5 min' --set train.vehicles[1].count=20 "
+                        "--set stop.max_time='5 min' --set train.vehicles[1].count=60 "
                         "(repeatable)")
     p.add_argument("--wall-limit", type=float, metavar="SECONDS",
                    help="stop the drive after this much wall-clock time (stop_reason "
@@ -487,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
     plugin_opt(p)
     p.set_defaults(func=_sweep, drives=True)
 
-    p = command("validate", "check config files (scenario, train, route, vehicle)",
+    p = command("validate", "check config files (scenario, yard, network, train, route, vehicle)",
                 "rrs validate configs/scenarios/freight_50.toml configs/vehicles/*.toml")
     p.add_argument("files", nargs="+")
     plugin_opt(p)

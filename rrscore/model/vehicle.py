@@ -32,7 +32,7 @@ RESISTANCE_SCHEMA = {
     "formula": Param(
         kind=str,
         default="freight_4axle_roller",
-        doc="running-resistance formula (see rrscore.resistance.FORMULAS)",
+        doc="running-resistance formula (see rrscore.model.formulas.FORMULAS)",
     ),
     "A": Param("N", None, "Davis A term (formula 'davis')"),
     "B": Param("N*s/m", None, "Davis B term (formula 'davis')"),
@@ -59,7 +59,7 @@ RESISTANCE_SCHEMA = {
         kind=float, default=1.0, min=1.0,
         doc="multiplier on the aerodynamic terms (c2*v^2 and the air_cd_a force) in tunnels, "
             "applied as 1 + (factor - 1) * (fraction of the vehicle's length in tunnel "
-            "elements); see rrscore.resistance.tunnel_drag_factor for an estimate",
+            "elements); see rrscore.physics.resistance.tunnel_drag_factor for an estimate",
     ),
     "starting": Param(kind=bool, default=True, doc="add starting resistance at low speed"),
     "starting_specific": Param(

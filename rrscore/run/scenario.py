@@ -53,7 +53,7 @@ SCENARIO_SCHEMA = {
                           "no slack or coupler dynamics, steps of about a second) or "
                           "'events' (vehicles rolling free, no traction or brakes, run from "
                           "event to event by the free-car engine: see "
-                          "rrscore/eventscenario.py)"),
+                          "rrscore/yard/eventscenario.py)"),
     "start": Section({
         "position": Param("m", 0.0, "front of the train (the lead vehicle's front end) along "
                           "the route", min=-MAX_LENGTH, max=MAX_LENGTH),
@@ -89,8 +89,8 @@ SCENARIO_SCHEMA = {
         "rtol": Param(kind=float, default=1e-6, doc="relative tolerance (adaptive)", min=0.0),
         "atol": Param(kind=float, default=2e-8,
                       doc="absolute tolerance on velocities, m/s (adaptive); small enough "
-                      "that rtol, not atol, sets the error of coupler oscillations (see the "
-                      "README)", min=0.0,
+                      "that rtol, not atol, sets the error of coupler oscillations (see "
+                      "docs/architecture.md, error control)", min=0.0,
                       exclusive_min=True),
         "position_tol": Param("m", 1e-5, "absolute tolerance on positions (adaptive)", min=0.0,
                               exclusive_min=True),
@@ -99,7 +99,8 @@ SCENARIO_SCHEMA = {
                               exclusive_min=True),
     }),
     "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
-    "autodriver": Section(AUTODRIVER_SCHEMA, "the built-in driver (see rrscore/autodriver.py)"),
+    "autodriver": Section(AUTODRIVER_SCHEMA,
+                          "the built-in driver (see rrscore/driving/autodriver.py)"),
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
                           exclusive_min=True),

@@ -2,7 +2,7 @@
 or on a Dask cluster, giving one table of summary figures with the parameters as columns.
 
 A parameter is a dotted key path of the ``[scenario]`` table, as
-:meth:`~rrscore.scenario.Scenario.with_values` takes it (``stop.max_time``,
+:meth:`~rrscore.run.scenario.Scenario.with_values` takes it (``stop.max_time``,
 ``train.vehicles[1].count``), with a list of values that may carry units
 (``"40 km/h"``). Each case is built and driven where it runs, from the pickled
 scenario and its values, so the table is the same whichever way the sweep runs::
