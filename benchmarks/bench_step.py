@@ -62,7 +62,7 @@ def _body(sys, fns, y, dy, n, tab, w, st):  # pragma: no cover (compiled)
     flows = dy[lay.senergy:lay.senergy + 6 * lay.n].reshape((6, lay.n))
     for _ in range(n):
         bodies.body_forces(sys.bodies, sys.held, s.cf, sys.track, sys.ends, x, v, False,
-                           s.route, s.force, s.resist, flows, True)
+                           s.route, s.parts, s.force, s.resist, flows, True)
 
 
 @njit

@@ -83,10 +83,11 @@ STANDSTILL, SLIP, STOPS, READHESION, SLACK, BREAK, CONTACT, END = range(8)
 RIGID, EXTRA = 0, 1
 
 #: Scratch per call of the right-hand side: per vehicle the signed forces, resistances,
-#: the route's means (4 rows); per coupling the forces, deflections and their rates, and
-#: room to gather and scatter a group's; the coupler states' rates where only the forces
-#: are wanted; one range of entries (``(1, 2)``).
-Scratch = namedtuple("Scratch", ["force", "resist", "route", "cf", "d", "d_dot",
+#: the route's means (4 rows), its gravity, air force and running resistance (3 rows); per
+#: coupling the forces, deflections and their rates, and room to gather and scatter a
+#: group's; the coupler states' rates where only the forces are wanted; one range of
+#: entries (``(1, 2)``).
+Scratch = namedtuple("Scratch", ["force", "resist", "route", "parts", "cf", "d", "d_dot",
                                  "gd", "gdd", "gf", "dz", "span"])
 
 #: The monitors the loop keeps after every step: each coupling's largest tension and
@@ -238,7 +239,7 @@ def body_pass(sys, y, dy, full):  # pragma: no cover (compiled)
     force, resist, cf = s.force, s.resist, s.cf
     flows = table(dy, lay.senergy, 6, n)
     body_forces(sys.bodies, held, cf, sys.track, sys.ends, x, v, sys.modes.flags[EXTRA] != 0,
-                s.route, force, resist, flows, full)
+                s.route, s.parts, force, resist, flows, full)
     nslip = sys.modes.counts[SLIPPING]
     if nslip > 0:
         slipping_axles(sys.axles, sys.laws, sys.modes.slipping, nslip, y, dy, lay.somega,

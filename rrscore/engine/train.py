@@ -177,7 +177,7 @@ class TrainSystem:
         flags = np.array([self.rigid, self._use_area or self._use_tunnel], dtype=np.int64)
         modes = mb.Modes(counts, np.zeros(na, dtype=np.int64), np.zeros(na, dtype=np.int64),
                          np.zeros(8, dtype=np.int64), flags)
-        scratch = mb.Scratch(np.zeros(n), np.zeros(n), np.zeros((4, n)),
+        scratch = mb.Scratch(np.zeros(n), np.zeros(n), np.zeros((4, n)), np.zeros((3, n)),
                              np.zeros(nc), np.zeros(nc), np.zeros(nc), np.zeros(nc),
                              np.zeros(nc), np.zeros(nc), np.zeros(self.size),
                              np.zeros((1, 2), dtype=np.int64))

@@ -90,7 +90,7 @@ def coulomb_share(direction, force, resist):  # pragma: no cover (compiled)
 
 
 @kernel
-def body_forces(b, held, cf, track, ends, x, v, extra, route, force, resist, flows,
+def body_forces(b, held, cf, track, ends, x, v, extra, route, parts, force, resist, flows,
                 full):  # pragma: no cover (compiled)
     """Every vehicle's forces but its slipping axles': the held force and resistance (its
     plugin's, its rolling axles' drive and brakes), its couplers' (``cf``, tension +, a
@@ -99,31 +99,48 @@ def body_forces(b, held, cf, track, ends, x, v, extra, route, force, resist, flo
     ``force`` and the magnitudes ``resist``; their work into ``flows`` where ``full``
     (the slipping axles' contact none). ``route`` (4, n): room for the route's means
     under each vehicle (:func:`~rrscore.physics.route.means_under`, its extra rows where
-    ``extra``: AREA curves and tunnels)."""
+    ``extra``: AREA curves and tunnels); ``parts`` (3, n): room for each vehicle's
+    gravity, air force and running resistance."""
     means_under(track, x, b.half, b.inv_length, ends, extra, route)
     n = x.size
-    # (no branch in the loop but on ``extra`` and ``full``, which LLVM takes out of it:
-    # the loop runs on vectors of vehicles)
+    gravity, air, running = parts[0], parts[1], parts[2]
+    # loops that each read a few arrays: LLVM runs a loop on vectors only where it can
+    # check its arrays apart, and gives up where there are many ("extra" is taken out
+    # of them)
     for i in range(n):
-        speed = abs(v[i])
-        gravity = gravity_force(b.weight[i], route[0, i])
+        gravity[i] = gravity_force(b.weight[i], route[0, i])
+    for i in range(n):
         aero = 1.0 + b.tunnel_excess[i] * route[3, i] if extra else 1.0
+        air[i] = air_force(v[i] - b.wind[i], b.half_rho_cd_a[i] * aero)  # (0 without drag)
+    for i in range(n):
+        aero = 1.0 + b.tunnel_excess[i] * route[3, i] if extra else 1.0
+        running[i] = quadratic_force(abs(v[i]), b.c0[i], b.c1[i], b.c2[i] * aero)
+    for i in range(n):
         curve = route[2, i] if extra and b.area[i] != 0.0 else route[1, i]
-        running = quadratic_force(speed, b.c0[i], b.c1[i], b.c2[i] * aero) \
-            + curve * b.weight_kn[i] + starting_force(speed, b.start0[i], b.start_speed[i])
-        air = air_force(v[i] - b.wind[i], b.half_rho_cd_a[i] * aero)  # (0 without drag)
-        force[i] = held.force[i] + gravity + air
-        resist[i] = held.resist[i] + running
-        if full:
+        running[i] = running[i] + curve * b.weight_kn[i]
+    for i in range(n):
+        running[i] = running[i] + starting_force(abs(v[i]), b.start0[i], b.start_speed[i])
+    for i in range(n):
+        force[i] = held.force[i] + gravity[i] + air[i]
+    for i in range(n):
+        resist[i] = held.resist[i] + running[i]
+    if full:
+        for i in range(n):
             flows[DRIVE, i] = held.force[i] * v[i]
-            flows[BRAKE, i] = held.resist[i] * speed
-            flows[GRAVITY, i] = gravity * v[i]
-            flows[AIR, i] = air * v[i]
-            flows[RESISTANCE, i] = running * speed
+            flows[BRAKE, i] = held.resist[i] * abs(v[i])
+        for i in range(n):
+            flows[GRAVITY, i] = gravity[i] * v[i]
+            flows[AIR, i] = air[i] * v[i]
+        for i in range(n):
+            flows[RESISTANCE, i] = running[i] * abs(v[i])
             flows[SLIP, i] = 0.0
-    for j in range(n - 1):  # each coupling pulls back on the vehicle ahead, on the one behind
-        force[j] -= cf[j]
-        force[j + 1] += cf[j]
+    # each coupling pulls back on the vehicle ahead and on the one behind (written per
+    # vehicle, in the order of a loop over the couplings, so that it runs on vectors)
+    if n > 1:
+        force[0] -= cf[0]
+        for i in range(1, n - 1):
+            force[i] = (force[i] + cf[i - 1]) - cf[i]
+        force[n - 1] += cf[n - 2]
 
 
 @kernel
