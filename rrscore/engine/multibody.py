@@ -388,7 +388,10 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     mon.top[0] = max(mon.top[0], abs(v[0]))
     if lay.nc > 0:
         cf = sys.scratch.cf
-        if sys.modes.flags[RIGID] == 0:  # (a rigid train's: its body pass's, at the end)
+        # (a rigid train's: its body pass's at the end; where couplers can break, the
+        # events there worked them out for their margins: see system.commit)
+        blocks = sys.modes.blocks
+        if sys.modes.flags[RIGID] == 0 and blocks[CONTACT] == blocks[BREAK]:
             coupler_forces(sys, fns, y1, sys.scratch.dz, cf, False)
         beyond = 0  # (counted on vectors first: as a rule no extreme moves)
         for j in range(lay.nc):

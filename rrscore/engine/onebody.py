@@ -264,8 +264,7 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     the motion turned, the stretch since the last turn closed at the turning point (found
     on the dense output)."""
     lay, mark = sys.lay, sys.energy.mark
-    y1 = seg.y1
-    place_vehicles(sys, y1)
+    y1 = seg.y1  # (its vehicles placed by the events there: see system.commit)
     mb.rigid_forces(sys.train, y1, sys.dy)  # (the coupler forces, for the monitors)
     mb.commit(sys.train, fns, tab, seg, w)
     v1 = y1[lay.sv]

@@ -52,7 +52,9 @@ commit = generic("commit", """commit(system, fns, tab, seg, w): after every step
 :class:`~rrscore.engine.loop.Segment`): the modes that follow the state without an event
 (the direction friction acts in), the monitors (the largest coupler forces, the named
 points passed: ``tab`` and the loop's work ``w`` for the dense output). It must not
-change the right-hand side of a moving vehicle.""")
+change the right-hand side of a moving vehicle. The loop calls it with the event
+functions evaluated at the segment's end last, so what they worked out there is at
+hand.""")
 
 control = generic("control", """control(system, fns, st, t, y) -> code: the control step at
 ``t`` (the plugins' control, the built-in driver, placing the inputs; ``st`` the loop's

@@ -11,6 +11,7 @@ import pytest
 from conftest import G, car_config, make_scenario
 
 from rrscore import Drive, Run
+from rrscore.engine.onebody import OneBodyTrain
 from rrscore.model.errors import ConfigError
 
 #: A test car: 92.5 t, four axles of 96 kg m^2 on a 0.4785 m wheel radius.
@@ -23,17 +24,25 @@ def _car(A: float = 0.0) -> dict:
                                              "starting": False})}
 
 
-def test_rigid_train_accelerates_as_one_body_and_its_couplers_carry_the_difference():
+@pytest.mark.parametrize("layout", ["one body", "vehicles"])
+def test_rigid_train_accelerates_as_one_body_and_its_couplers_carry_the_difference(
+        layout, monkeypatch):
     # Five equal cars on 10 per mille down, only the lead resisted (A = 5 kN): the train
     # takes a = (5 m g sin - A) / (5 m_eff), and coupling j pushes back on the cars in front
-    # of it with A (4 - j) / 5 (compression, so negative).
+    # of it with A (4 - j) / 5 (compression, so negative). The same on the vehicles'
+    # layout (where the one body does not serve: an AREA curve, a slipping axle), with
+    # break margins among the event functions, which the couplers' break force gives.
+    if layout == "vehicles":
+        monkeypatch.setattr(OneBodyTrain, "fits", lambda self, y: False)
     A, grade, v0, n = 5000.0, -0.010, 2.0, 5
     sc = make_scenario([_car(A)] + [_car()] * (n - 1), [{"length": "60 km", "grade": grade}],
+                       coupling={"model": "spring_damper", "break_force": "2 MN"},
                        dynamics="rigid", start={"position": "10 km", "speed": v0},
                        stop={"max_time": 300.0},
                        output={"couplings": list(range(n - 1)), "coupling_signals": ["force_N"],
                                "vehicles": [0, n - 1], "vehicle_signals": ["speed_mps"]})
-    r = Drive(sc).run()
+    d = Drive(sc)
+    r = d.run()
     sin = -grade / math.sqrt(1 + grade**2)
     a = (n * MASS * G * sin - A) / (n * MASS_EFF)
     t = r.series["time_s"]
@@ -45,6 +54,7 @@ def test_rigid_train_accelerates_as_one_body_and_its_couplers_carry_the_differen
     energy = r.summary["energy"]
     assert abs(energy["balance_error_J"]) < 1e-7 * energy["kinetic_change_J"]
     assert r.summary["max_coupler_compression_N"] == pytest.approx(A * (n - 1) / n, rel=1e-9)
+    assert (d.run_.system.one is not None and d.run_.system.one.active) == (layout == "one body")
 
 
 @pytest.mark.parametrize("cars", [2, 4])
