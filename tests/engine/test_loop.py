@@ -159,14 +159,18 @@ def test_a_plugin_whose_compiled_step_raises_is_named_with_its_vehicles_and_the_
     assert "the gearbox seized" in message and "t = 1.0" in message
 
 
-@pytest.mark.parametrize("name", ["freight_50", "brake_emergency_80"])
-def test_a_run_paused_branched_and_resumed_is_the_run_straight_through(name):
+@pytest.mark.parametrize("name, max_time, pauses", [
+    ("freight_50", 20.0, (1.7, 2.0, 9.3)),
+    ("brake_emergency_80", 20.0, (1.7, 2.0, 9.3)),
+    ("rigid_40km", 300.0, (37.0, 120.0, 121.0, 250.0)),  # (the one body)
+])
+def test_a_run_paused_branched_and_resumed_is_the_run_straight_through(name, max_time, pauses):
     sc = rrscore.load_scenario(f"configs/scenarios/{name}.toml").with_values(
-        {"stop.max_time": 20.0})
+        {"stop.max_time": max_time})
     straight = Run(sc)
     straight.advance()
     paused = Run(sc)
-    for t in (1.7, 2.0, 9.3):
+    for t in pauses:
         paused.advance(t)
         saved = paused.snapshot()
         paused.advance(t + 3.0)

@@ -152,20 +152,6 @@ def test_a_rigid_train_turned_back_by_a_grade_pays_curve_resistance_both_ways():
     np.testing.assert_allclose(energy["gravity_J"], -weight * sine * rise, rtol=1e-9)
 
 
-def test_the_one_body_paused_and_resumed_moves_as_it_does_straight_through():
-    sc = rrscore.load_scenario(RIGID).with_values({"stop.max_time": 300.0})
-    straight = rrscore.Run(sc)
-    straight.advance()
-    paused = rrscore.Run(sc)
-    for t in (37.0, 120.0, 121.0, 250.0):
-        paused.advance(t)
-        saved = paused.snapshot()
-        paused.advance(t + 5.0)
-        paused.restore(saved)
-    paused.advance()
-    np.testing.assert_array_equal(paused.y, straight.y)
-
-
 def test_a_slipping_axle_takes_a_rigid_train_back_to_its_vehicles_and_then_again_to_one_body():
     sc = make_scenario([{"config": "vehicles/simple_loco.toml"},
                         {"config": car_config(), "count": 2}],
