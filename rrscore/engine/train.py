@@ -404,10 +404,11 @@ class TrainSystem:
     def choose(self, y: np.ndarray) -> bool:
         """Go over to the one body where a rigid train can be one at ``y``, or back to the
         multi-body layout where it can no longer; whether the system changed (the loop
-        then restarts)."""
+        then restarts). Called before each pass of the loop."""
         one = self.one
         if one is None:
             return False
+        one.forget_forces()
         if not one.active and one.fits(y):
             one.start(y)
             return True
@@ -616,13 +617,12 @@ class TrainSystem:
         changed (an action may decline: a slip whose demand no longer exceeds adhesion
         where the event landed). Events with one kind act together."""
         self.form(y, f)
-        by_block: dict[int, list[int]] = {}
-        for e in entries:
-            block, j = self.event_where(int(e))
-            by_block.setdefault(block, []).append(j)
+        blocks = self.sys.modes.blocks
+        entries = np.asarray(entries, dtype=np.int64)
+        where = np.searchsorted(blocks, entries, side="right") - 1
         acted = False
-        for block in sorted(by_block):
-            idx = np.array(by_block[block], dtype=np.int64)
+        for block in np.unique(where):
+            idx = entries[where == block] - blocks[block]
             acted |= (self._stop, self._start_slip, self._lock, self._readhere, None,
                       self._break, self._contact)[block](t, y, f, idx)
         if acted:

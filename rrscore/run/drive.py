@@ -59,8 +59,9 @@ class Drive:
             return any(not function.__module__.startswith("rrscore.")
                        for function in self._hooks.implementers(*hooks))
 
+        self._rows_read = outside("rrs_sample", "rrs_sample_rows")
         self.run_ = Run(scenario, on_sample=self._on_sample, on_event=self._on_event,
-                        on_rows=self._on_rows, states=outside("rrs_sample", "rrs_sample_rows"),
+                        on_rows=self._on_rows, states=self._rows_read,
                         each_row=outside("rrs_sample"))
         self.columns = self.run_.columns
         self.out_dir: Path | None = None
@@ -157,6 +158,10 @@ class Drive:
         starts) if it cannot be written or another running drive is writing there.
         """
         self.out_dir = Path(out) if out is not None else None
+        # the samples carry every coupling's force where they are written or a plugin
+        # outside rrscore may read them (sample_coupler_forces)
+        self.run_.keep_sample_forces(self._rows_read or (
+            self.out_dir is not None and self.scenario.config["output"]["coupler_forces"]))
         self._lock = None
         if self.out_dir is not None:
             self._lock = prepare_output_dir(self.out_dir)

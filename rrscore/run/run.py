@@ -437,6 +437,15 @@ class Run:
             self.system.form(out[r])
         return out
 
+    def keep_sample_forces(self, keep: bool) -> None:
+        """Whether the rows the loop samples carry every coupling's force (handed on as
+        :attr:`sample_forces`; a rigid train works them out for the purpose): by default
+        they do. Set before the run starts."""
+        rows = self.work.rows
+        width = mb.ROW + (self.system.lay.nc if keep else 0)
+        if rows.shape[1] != width:
+            self.work = self.work._replace(rows=np.zeros((rows.shape[0], width)))
+
     def _final_row(self) -> None:
         """The state the run stands at as a last row of the time series, where it is not a
         sample time already recorded."""
