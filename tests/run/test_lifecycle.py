@@ -183,11 +183,13 @@ def test_rrs_drive_names_a_failing_plugin_without_a_traceback(tmp_path: Path) ->
     assert json.loads((out / "summary.json").read_text())["stop_reason"] == "error"
 
 
-def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series() -> None:
+def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series(
+        tmp_path) -> None:
     blocks: list[tuple] = []
 
     def rrs_sample_rows(drive, t, rows):
-        blocks.append((t.copy(), rows.copy(), drive.sample_states().copy()))
+        blocks.append((t.copy(), rows.copy(), drive.sample_states().copy(),
+                       drive.sample_coupler_forces().copy()))
 
     # the rigid train of the shipped scenario: a control step's samples in the loop
     registry = load_registry(extra=[Hooks("blocks", rrs_sample_rows=rrs_sample_rows)],
@@ -203,10 +205,20 @@ def test_rows_come_to_rrs_sample_rows_in_blocks_that_make_up_the_time_series() -
     # the compiled loop hands its rows on together, far fewer blocks than rows
     assert len(blocks) < len(rows) / 5, (len(blocks), len(rows))
     # each block's states are the states at its rows: the lead's position and speed
-    for t, block, states in blocks:
+    for t, block, states, _ in blocks:
         assert states.shape == (len(t), system.size)
         np.testing.assert_array_equal(states[:, system.layout["body.x"].start], block[:, 1])
         np.testing.assert_array_equal(states[:, system.layout["body.v"].start], block[:, 2])
+    # the coupling forces a plugin reads at the rows are those a drive writes there (a
+    # rigid train works them out only where someone reads them)
+    forces = np.concatenate([b[3] for b in blocks])
+    assert forces.shape == (len(rows), system.lay.nc)
+    assert np.all(forces[:, 0] > 0.0) and forces[0, 0] > 4e5  # (the locomotives pull)
+    Drive(load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml").with_values(
+        {"stop.max_time": "300 s", "output.plots": False})).run(tmp_path)
+    written = np.genfromtxt(tmp_path / "coupler_forces.csv", delimiter=",", skip_header=1)
+    np.testing.assert_array_equal(written[:, 0], series[:, 0])
+    np.testing.assert_allclose(written[:, 1:], forces, rtol=1e-9)  # (as the CSV rounds)
 
 
 def test_rrs_sample_sees_each_row_of_a_block_with_its_state() -> None:
