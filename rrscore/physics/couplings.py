@@ -55,6 +55,23 @@ def slack_edges(x, nominal, kinks, g):  # pragma: no cover (compiled)
 
 
 @kernel
+def edge_ahead(horizon, x, v, a, nominal, kinks, g):  # pragma: no cover (compiled)
+    """Whether any slack edge's quadratic (see :func:`kink_bound`) ends ``horizon`` on the
+    other side of its edge from where it starts, on the side ``g`` says: no edge a step
+    could meet, as a rule, found by a loop that runs on vectors."""
+    found = 0
+    nk = kinks.shape[1]
+    for k in range(nk):
+        for j in range(nominal.size):
+            side = g[j * nk + k]
+            a0 = (x[j] - x[j + 1] - nominal[j]) - kinks[j, k]
+            end = a0 + horizon * ((v[j] - v[j + 1]) + horizon * (0.5 * (a[j] - a[j + 1])))
+            found += ((side > 0.0) & (a0 > 0.0) & (end <= 0.0)) \
+                | ((side < 0.0) & (a0 <= 0.0) & (end > 0.0))
+    return found > 0
+
+
+@kernel
 def kink_bound(t, t_bound, h, x, v, a, nominal, kinks, g):  # pragma: no cover (compiled)
     """The end for a step from ``t`` of size ``h`` (not past ``t_bound``) that would meet a
     slack edge: :data:`KINK_AIM` past the time the earliest edge is foreseen to be
@@ -66,6 +83,8 @@ def kink_bound(t, t_bound, h, x, v, a, nominal, kinks, g):  # pragma: no cover (
     almost nothing: the edge is met as any event is). The time is found by bisection to
     2**-40 of the step."""
     horizon = min(h, t_bound - t)
+    if not edge_ahead(horizon, x, v, a, nominal, kinks, g):
+        return t_bound
     best = np.inf
     nk = kinks.shape[1]
     for j in range(nominal.size):

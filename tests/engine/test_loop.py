@@ -5,14 +5,18 @@ are the run straight through."""
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
 from conftest import VehiclePlugin, car_config, make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rrscore
 from rrscore import Drive, Param, PluginError, Run, VehicleModel
-from rrscore.physics.couplings import KINK_AIM, kink_bound
+from rrscore.physics import couplings
+from rrscore.physics.couplings import KINK_AIM, edge_ahead, kink_bound
 from rrscore.run.plugins import load_registry
 
 
@@ -103,6 +107,21 @@ def test_an_edge_touched_and_left_in_a_step_or_at_its_very_start_leaves_the_boun
     # no slack (the edges at infinity): nothing to meet
     inf = np.full((1, 2), np.inf)
     assert kink_bound(0.0, 1.0, 0.1, x, v, a, nominal, inf, x[0] - x[1] - 20.0 - inf[0]) == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(d0=st.floats(-0.012, 0.012), rate=st.floats(-3.0, 3.0), accel=st.floats(-40.0, 40.0),
+       h=st.floats(1e-4, 0.5))
+def test_the_vector_check_before_the_edges_never_hides_an_edge_a_step_would_meet(
+        d0, rate, accel, h):
+    # kink_bound first asks edge_ahead (one loop on vectors) whether any edge could be
+    # met: wherever kink_bound's own search (uncompiled, asking every time) cuts the
+    # step, edge_ahead must say yes
+    x, v, a, nominal, kinks, side = _two_bodies(d0, rate, accel)
+    with mock.patch.object(couplings, "edge_ahead", lambda *args: True):
+        search = getattr(kink_bound, "py_func", kink_bound)  # (no py_func without numba)
+        cut = search(0.0, 1.0, h, x, v, a, nominal, kinks, side) != 1.0
+    assert not cut or edge_ahead(min(h, 1.0), x, v, a, nominal, kinks, side)
 
 
 def test_two_cars_parting_through_the_slack_meet_its_edge_where_the_closed_form_puts_it():
