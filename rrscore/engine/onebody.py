@@ -78,12 +78,11 @@ X_HELD, D_HELD, X_START, X_TURN, DIRECTION = range(5)
 OneBody = struct("OneBody", (
     "live", "formed", "controlled", "atol", "rtol", "ev_kind", "train", "lay", "rel",
     "group", "table", "cursor", "sums", "groups", "energy", "dy", "span", "forces_t"),
-    """A rigid train
-    as one body (see the module): the loop's fields, the multi-body system it stands for
-    (``train``), the layout, each vehicle's place behind the lead (``rel``) and its
-    starting group (-1: none), the route's sums by lead position (``table``: rows lead
-    position, gravity sum and its slope, curve resistance sum and its slope) and where it
-    was read last (``cursor``), the held sums and constants (``sums``), the starting
+    """A rigid train as one body (see the module): the loop's fields, the multi-body system
+    it stands for (``train``), the layout, each vehicle's place behind the lead (``rel``)
+    and its starting group (-1: none), the route's sums by lead position (``table``: rows
+    lead position, gravity sum and its slope, curve resistance sum and its slope) and where
+    it was read last (``cursor``), the held sums and constants (``sums``), the starting
     groups (speeds, force sums), the energy account, a derivative's room for the
     vehicles' body pass (``dy``), one range of entries (``span``, ``(1, 2)``) and the time
     at which the vehicles' forces (the body pass's, the coupler forces in the train's
