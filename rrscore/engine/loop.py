@@ -140,13 +140,16 @@ def crossed(kind, a, b):  # pragma: no cover (compiled)
 @kernel
 def any_crossed(kinds, g0, g1, m, actions_only):  # pragma: no cover (compiled)
     """Whether any of the first ``m`` entries crossed (of the action kinds alone, where
-    ``actions_only``)."""
-    found = False
+    ``actions_only``): :func:`crossed` counted without branches, a loop on vectors (as a
+    rule nothing crossed in a step)."""
+    every = not actions_only
+    count = 0
     for i in range(m):
-        if crossed(kinds[i], g0[i], g1[i]):
-            if not actions_only or (kinds[i] & 3) != KINK:
-                found = True
-    return found
+        a, b, kind = g0[i], g1[i], kinds[i] & 3
+        down = (a > 0.0) & (b < 0.0)
+        up = (a < 0.0) & (b > 0.0) & (kind != FALLING)
+        count += (down | up) & (every | (kind != KINK))
+    return count > 0
 
 
 @kernel

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 import rrscore
 from rrscore import Drive, Param, PluginError, Run, VehicleModel
+from rrscore.engine.loop import any_crossed, crossed
+from rrscore.engine.system import CONDITION, EITHER, FALLING, KINK
 from rrscore.physics import couplings
 from rrscore.physics.couplings import KINK_AIM, edge_ahead, kink_bound
 from rrscore.run.plugins import load_registry
@@ -122,6 +124,27 @@ def test_the_vector_check_before_the_edges_never_hides_an_edge_a_step_would_meet
         search = getattr(kink_bound, "py_func", kink_bound)  # (no py_func without numba)
         cut = search(0.0, 1.0, h, x, v, a, nominal, kinks, side) != 1.0
     assert not cut or edge_ahead(min(h, 1.0), x, v, a, nominal, kinks, side)
+
+
+VALUES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan]),
+                   st.floats(-1.0, 1.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.tuples(st.sampled_from([KINK, FALLING, EITHER, FALLING | CONDITION,
+                                                   EITHER | CONDITION]), VALUES, VALUES),
+                        max_size=40),
+       actions_only=st.booleans())
+def test_the_step_asks_whether_any_event_crossed_as_crossed_would_of_each(entries,
+                                                                          actions_only):
+    # any_crossed counts without branches (a loop on vectors): it must say what asking
+    # crossed of every entry says, for every kind, sign, zero, infinity and NaN
+    kinds = np.array([e[0] for e in entries], dtype=np.int64)
+    g0 = np.array([e[1] for e in entries], dtype=float)
+    g1 = np.array([e[2] for e in entries], dtype=float)
+    expected = any(crossed(k, a, b) and (not actions_only or (k & 3) != KINK)
+                   for k, a, b in entries)
+    assert any_crossed(kinds, g0, g1, len(entries), actions_only) == expected
 
 
 def test_two_cars_parting_through_the_slack_meet_its_edge_where_the_closed_form_puts_it():
