@@ -141,31 +141,19 @@ def records_changed(sys):  # pragma: no cover (compiled)
         if seen.size == 0:
             continue
         n, buf = p.count[b], p.bufs[b]
-        x0, v0, s0, s1 = p.row_x[b], p.row_v[b], p.row_state[b], \
-            p.row_state[b] + p.nstates[b] * n
-        r = 0
-        while r < buf.size:  # the stretches between the rows read in, each on vectors
-            if x0 <= r < x0 + n:
-                r = x0 + n
-                continue
-            if v0 <= r < v0 + n:
-                r = v0 + n
-                continue
-            if s0 <= r < s1:
-                r = s1
-                continue
-            end = buf.size
-            for start in (x0, v0, s0):
-                if r < start < end:
-                    end = start
-            differ = 0
-            for q in range(r, end):
-                differ += buf[q] != seen[q]
-            if differ > 0:
-                changed = True
-                for q in range(r, end):
-                    seen[q] = buf[q]
-            r = end
+        # the rows read in are not changes: taken as seen, then the whole record compared
+        # in one loop on vectors
+        for start, stop in ((p.row_x[b], p.row_x[b] + n), (p.row_v[b], p.row_v[b] + n),
+                            (p.row_state[b], p.row_state[b] + p.nstates[b] * n)):
+            for r in range(start, stop):
+                seen[r] = buf[r]
+        differ = 0
+        for r in range(buf.size):
+            differ += buf[r] != seen[r]
+        if differ > 0:
+            changed = True
+            for r in range(buf.size):
+                seen[r] = buf[r]
     return changed
 
 
