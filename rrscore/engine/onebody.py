@@ -46,7 +46,7 @@ from ..physics.wheelsets import fill_rolling
 from . import multibody as mb
 from . import system
 from .control import train_control
-from .loop import HAND_BACK, KEPT
+from .loop import HAND_BACK
 from .stepper import dense_state
 
 #: The one body's integrals, where they start in the state (``lay.sz``): the distance
@@ -77,17 +77,14 @@ X_HELD, D_HELD, X_START, X_TURN, DIRECTION = range(5)
 
 OneBody = struct("OneBody", (
     "live", "formed", "controlled", "atol", "rtol", "ev_kind", "train", "lay", "rel",
-    "group", "table", "cursor", "sums", "groups", "energy", "dy", "span", "forces_t"),
+    "group", "table", "cursor", "sums", "groups", "energy", "dy", "span"),
     """A rigid train as one body (see the module): the loop's fields, the multi-body system
     it stands for (``train``), the layout, each vehicle's place behind the lead (``rel``)
     and its starting group (-1: none), the route's sums by lead position (``table``: rows
     lead position, gravity sum and its slope, curve resistance sum and its slope) and where
     it was read last (``cursor``), the held sums and constants (``sums``), the starting
     groups (speeds, force sums), the energy account, a derivative's room for the
-    vehicles' body pass (``dy``), one range of entries (``span``, ``(1, 2)``) and the time
-    at which the vehicles' forces (the body pass's, the coupler forces in the train's
-    scratch) are the state's there, as the last step's commit left them (``forces_t``,
-    NaN where they are not).""")
+    vehicles' body pass (``dy``) and one range of entries (``span``, ``(1, 2)``).""")
 
 
 # ----------------------------------------------------------------------- the state
@@ -269,11 +266,7 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     lay, mark = sys.lay, sys.energy.mark
     y1 = seg.y1  # (its vehicles placed by the events there: see system.commit)
     mb.rigid_forces(sys.train, y1, sys.dy)  # (the coupler forces, for the monitors)
-    direction = sys.train.held.direction[0]
     mb.commit(sys.train, fns, tab, seg, w)
-    # a sample at the step's end reads these forces unless friction's direction turned
-    # here or the control step changes the inputs (see sample)
-    sys.forces_t[0] = seg.t1 if sys.train.held.direction[0] == direction else np.nan
     v1 = y1[lay.sv]
     d = mark[DIRECTION]
     if d == 0.0:
@@ -312,20 +305,16 @@ def control(sys, fns, st, t, y):  # pragma: no cover (compiled)
     code = train_control(sys.train, fns, st, t, y)
     if code != HAND_BACK:
         held_sums(sys)
-    if code != KEPT:
-        sys.forces_t[0] = np.nan
     return code
 
 
 @kernel
 def sample(sys, fns, t, y, f, row):  # pragma: no cover (compiled)
     """The multi-body train's row, on the vehicles placed (its coupler forces, where the row
-    has room for them, from its body pass there: at the end of a step whose control step
-    kept the inputs, the commit's)."""
+    has room for them, from its body pass there)."""
     place_vehicles(sys, y)
-    if row.size > mb.ROW and sys.forces_t[0] != t:
+    if row.size > mb.ROW:
         mb.rigid_forces(sys.train, y, sys.dy)
-        sys.forces_t[0] = t
     return mb.sample(sys.train, fns, t, y, f, row)
 
 
@@ -390,7 +379,7 @@ class OneBodyTrain:
             one_lay, np.ascontiguousarray(rel), group, np.ascontiguousarray(table),
             np.zeros(1, dtype=np.int64), sums, groups,
             OneEnergy(np.zeros((6, n)), np.zeros(n), np.zeros(5)), np.zeros(system.size),
-            np.zeros((1, 2), dtype=np.int64), np.full(1, np.nan))
+            np.zeros((1, 2), dtype=np.int64))
         self.rel = rel
         #: Whether the run integrates the train as one body now.
         self.active = False
@@ -422,11 +411,6 @@ class OneBodyTrain:
         e.mark[:] = (x0, 0.0, x0, x0, np.sign(v0))
         held_sums(s)
         self.active = True
-
-    def forget_forces(self) -> None:
-        """The vehicles' forces as the loop left them no longer taken for the state's:
-        Python may change the held inputs between the loop's passes."""
-        self.sys.forces_t[0] = np.nan
 
     def stop(self, y: np.ndarray) -> None:
         """Go back to the multi-body layout at ``y``: the whole state formed."""

@@ -404,11 +404,10 @@ class TrainSystem:
     def choose(self, y: np.ndarray) -> bool:
         """Go over to the one body where a rigid train can be one at ``y``, or back to the
         multi-body layout where it can no longer; whether the system changed (the loop
-        then restarts). Called before each pass of the loop."""
+        then restarts)."""
         one = self.one
         if one is None:
             return False
-        one.forget_forces()
         if not one.active and one.fits(y):
             one.start(y)
             return True
