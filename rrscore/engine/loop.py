@@ -131,24 +131,21 @@ def work_for(size: int, stages: int, events: int, rows: int, columns: int,
 # ----------------------------------------------------------------------------- events
 @kernel
 def crossed(kind, a, b):  # pragma: no cover (compiled)
-    """Whether an event function of ``kind`` crossed zero from ``a`` to ``b``."""
-    if (kind & 3) == FALLING:
-        return a > 0.0 and b < 0.0
-    return (a > 0.0 and b < 0.0) or (a < 0.0 and b > 0.0)
+    """Whether an event function of ``kind`` crossed zero from ``a`` to ``b`` (without
+    branches, so that a loop asking it of many runs on vectors)."""
+    down = (a > 0.0) & (b < 0.0)
+    up = (a < 0.0) & (b > 0.0) & ((kind & 3) != FALLING)
+    return down | up
 
 
 @kernel
 def any_crossed(kinds, g0, g1, m, actions_only):  # pragma: no cover (compiled)
     """Whether any of the first ``m`` entries crossed (of the action kinds alone, where
-    ``actions_only``): :func:`crossed` counted without branches, a loop on vectors (as a
-    rule nothing crossed in a step)."""
+    ``actions_only``): counted, a loop on vectors (as a rule nothing crossed in a step)."""
     every = not actions_only
     count = 0
     for i in range(m):
-        a, b, kind = g0[i], g1[i], kinds[i] & 3
-        down = (a > 0.0) & (b < 0.0)
-        up = (a < 0.0) & (b > 0.0) & (kind != FALLING)
-        count += (down | up) & (every | (kind != KINK))
+        count += crossed(kinds[i], g0[i], g1[i]) & (every | ((kinds[i] & 3) != KINK))
     return count > 0
 
 

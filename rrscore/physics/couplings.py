@@ -55,19 +55,24 @@ def slack_edges(x, nominal, kinks, g):  # pragma: no cover (compiled)
 
 
 @kernel
+def edge_met(side, a0, end):  # pragma: no cover (compiled)
+    """Whether a slack edge's function, from ``a0`` (the deflection less the edge) on the
+    side ``side`` says, ends a step at ``end`` on the other side (without branches)."""
+    return ((side > 0.0) & (a0 > 0.0) & (end <= 0.0)) | ((side < 0.0) & (a0 <= 0.0)
+                                                         & (end > 0.0))
+
+
+@kernel
 def edge_ahead(horizon, x, v, a, nominal, kinks, g):  # pragma: no cover (compiled)
-    """Whether any slack edge's quadratic (see :func:`kink_bound`) ends ``horizon`` on the
-    other side of its edge from where it starts, on the side ``g`` says: no edge a step
-    could meet, as a rule, found by a loop that runs on vectors."""
+    """Whether any slack edge's quadratic (see :func:`kink_bound`) meets its edge within
+    ``horizon`` (:func:`edge_met`): as a rule none, found by a loop on vectors."""
     found = 0
     nk = kinks.shape[1]
     for k in range(nk):
         for j in range(nominal.size):
-            side = g[j * nk + k]
             a0 = (x[j] - x[j + 1] - nominal[j]) - kinks[j, k]
             end = a0 + horizon * ((v[j] - v[j + 1]) + horizon * (0.5 * (a[j] - a[j + 1])))
-            found += ((side > 0.0) & (a0 > 0.0) & (end <= 0.0)) \
-                | ((side < 0.0) & (a0 <= 0.0) & (end > 0.0))
+            found += edge_met(g[j * nk + k], a0, end)
     return found > 0
 
 
@@ -89,18 +94,15 @@ def kink_bound(t, t_bound, h, x, v, a, nominal, kinks, g):  # pragma: no cover (
     nk = kinks.shape[1]
     for j in range(nominal.size):
         d = x[j] - x[j + 1] - nominal[j]
+        a1 = v[j] - v[j + 1]
+        a2 = 0.5 * (a[j] - a[j + 1])
         for k in range(nk):
             side = g[j * nk + k]
-            if not (side > 0.0 or side < 0.0):
+            a0 = d - kinks[j, k]
+            # (not on the surface, an edge just reached, nor without an edge here)
+            if not edge_met(side, a0, a0 + horizon * (a1 + horizon * a2)):
                 continue
             positive = side > 0.0
-            a0 = d - kinks[j, k]
-            if (a0 > 0.0) != positive or not np.isfinite(a0):
-                continue  # on the surface (an edge just reached), or no edge here
-            a1 = v[j] - v[j + 1]
-            a2 = 0.5 * (a[j] - a[j + 1])
-            if (a0 + horizon * (a1 + horizon * a2) > 0.0) == positive:
-                continue
             lo, hi = 0.0, horizon
             for _ in range(40):
                 mid = 0.5 * (lo + hi)
