@@ -44,30 +44,33 @@ def test_generated_package_installs_passes_its_tests_and_is_listed(tmp_path, cap
     assert main(["new", kind, name, "--dir", str(dest)]) == 0
     assert "pip install -e" in capsys.readouterr().out
     dist = names(name)["dist"]
+    # installed into a directory of its own, put on the path of the commands that use it:
+    # the environment running the suite (and the other tests, maybe in parallel) never
+    # sees the package
+    site = tmp_path / "site"
     install = _run(PY, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                   "-e", str(dest))
+                   "--target", str(site), str(dest))
     assert install.returncode == 0, install.stderr
-    try:
-        tests = _run(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=dest)
-        assert tests.returncode == 0, tests.stdout + tests.stderr
-        assert " passed" in tests.stdout and "failed" not in tests.stdout
-        assert "skipped" not in tests.stdout  # (its compiled test skips without numba)
-        listed = _run(PY, "-m", "rrscore.cli.main", "plugins", "--json")
-        assert listed.returncode == 0, listed.stderr
-        plugin = {p["name"]: p for p in json.loads(listed.stdout)}[name]
-        assert plugin["provides"] == {provides: [name]}
-        assert f"({dist} 0.1.0)" in plugin["source"]
-        verbose = _run(PY, "-m", "rrscore.cli.main", "plugins", "-v")
-        assert verbose.returncode == 0, verbose.stderr
-        own = verbose.stdout[verbose.stdout.index(f"{name}  (entry point"):]
-        functions = ("step", "on_input") if kind == "vehicle" else ("force",)
-        for function in functions:
-            assert f"      {function}: compiled by numba\n" in own
-        lint = _run(PY, "-m", "ruff", "check", "--isolated", "--select", "E,F,W,I,B,UP",
-                    "--line-length", "100", ".", cwd=dest)
-        assert lint.returncode == 0, lint.stdout
-    finally:
-        _run(PY, "-m", "pip", "uninstall", "-y", "-q", dist)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    tests = _run(PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=dest, env=env)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert " passed" in tests.stdout and "failed" not in tests.stdout
+    assert "skipped" not in tests.stdout  # (its compiled test skips without numba)
+    listed = _run(PY, "-m", "rrscore.cli.main", "plugins", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    plugin = {p["name"]: p for p in json.loads(listed.stdout)}[name]
+    assert plugin["provides"] == {provides: [name]}
+    assert f"({dist} 0.1.0)" in plugin["source"]
+    verbose = _run(PY, "-m", "rrscore.cli.main", "plugins", "-v", env=env)
+    assert verbose.returncode == 0, verbose.stderr
+    own = verbose.stdout[verbose.stdout.index(f"{name}  (entry point"):]
+    functions = ("step", "on_input") if kind == "vehicle" else ("force",)
+    for function in functions:
+        assert f"      {function}: compiled by numba\n" in own
+    lint = _run(PY, "-m", "ruff", "check", "--isolated", "--select", "E,F,W,I,B,UP",
+                "--line-length", "100", ".", cwd=dest)
+    assert lint.returncode == 0, lint.stdout
     assert name not in _run(PY, "-m", "rrscore.cli.main", "plugins").stdout
 
 
