@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.errors import PluginError, RrsError, plugin_failure
+from ..model.errors import PLUGIN_FAILURES, PluginError, RrsError, plugin_failure
 from ..model.events import Event
 from ..model.records import record_type
 from ..model.state import StateLayout, StateSpec, entry_ranges
@@ -378,7 +378,7 @@ class TrainSystem:
                     *(y[z0 + r * b.count:z0 + (r + 1) * b.count] for r in range(k)))
                 try:
                     b.cls.initial(veh, states)
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     raise plugin_failure(b.describe("initial"), exc, 0.0) from exc
         d = y[self.sx][:-1] - y[self.sx][1:] - tr.couplings.nominal
         for (model, idx), (z0, k) in zip(tr.couplings.groups, self._group_blocks, strict=True):
@@ -448,7 +448,7 @@ class TrainSystem:
             ctl.read_in(self.sys, b_i, y)
             try:
                 self.adapters[b_i].step.call(t, dt, b.record.buffer, b.record.layout)
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 if isinstance(exc, RrsError):
                     raise
                 raise plugin_failure(b.describe("step"), exc, t) from exc
@@ -459,7 +459,7 @@ class TrainSystem:
                        "set a negative q_r (resistances are magnitudes)")
             raise PluginError(f"{b.describe('step')} {problem}, at t = {t:.3f} s")
 
-    def failure(self, exc: Exception, t: float, y: np.ndarray) -> RrsError:
+    def failure(self, exc: BaseException, t: float, y: np.ndarray) -> RrsError:
         """The error to raise for ``exc``, raised by compiled code at ``t``, state ``y``:
         the plugin whose function raises it, found by calling each one's from Python
         (the run is over: what they change no longer matters), named with the time."""
@@ -495,7 +495,7 @@ class TrainSystem:
         for found, probe in probes:
             try:
                 probe()
-            except Exception as raised:  # the plugin that fails
+            except PLUGIN_FAILURES as raised:  # the plugin that fails
                 return plugin_failure(found, raised, t)
         return PluginError(f"a plugin's compiled function raised {type(exc).__name__}: "
                            f"{exc}, at t = {t:.3f} s")
@@ -523,7 +523,7 @@ class TrainSystem:
         try:
             for r, v in zip(rows, values, strict=True):
                 self.adapters[b].input.call(rec.buffer, rec.layout, int(r), which, float(v))
-        except Exception as exc:
+        except PLUGIN_FAILURES as exc:
             if isinstance(exc, RrsError):
                 raise
             raise plugin_failure(batch.describe("on_input"), exc, t) from exc
@@ -803,7 +803,7 @@ class TrainSystem:
             mb.rhs(self.sys, self.fns, t, y, dy, False)
         except RrsError:
             raise
-        except Exception as exc:  # a plugin's compiled function raised: name it
+        except PLUGIN_FAILURES as exc:  # a plugin's compiled function raised: name it
             raise self.failure(exc, t, y) from exc
 
     def sample_row(self, t: float, y: np.ndarray, f: np.ndarray, row: np.ndarray) -> int:
@@ -815,7 +815,7 @@ class TrainSystem:
             return int(mb.sample(self.sys, self.fns, t, y, f, row))
         except RrsError:
             raise
-        except Exception as exc:  # a plugin's compiled function raised: name it
+        except PLUGIN_FAILURES as exc:  # a plugin's compiled function raised: name it
             raise self.failure(exc, t, y) from exc
 
     def accelerations(self, t: float, y: np.ndarray) -> np.ndarray:

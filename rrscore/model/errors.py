@@ -72,6 +72,11 @@ class PluginError(RrsError):
     """A plugin raised: names the plugin, the vehicles it serves and the simulated time."""
 
 
+#: What plugin code raises that counts as its failure: any exception, and ``SystemExit``
+#: (a plugin calling ``sys.exit`` fails; it does not end rrscore without its outputs).
+PLUGIN_FAILURES = (Exception, SystemExit)
+
+
 @contextmanager
 def plugin_call(who: str, t: float | None = None) -> Iterator[None]:
     """Turn an exception raised by plugin code into a :class:`PluginError` naming ``who``
@@ -83,11 +88,11 @@ def plugin_call(who: str, t: float | None = None) -> Iterator[None]:
         yield
     except RrsError:
         raise
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         raise plugin_failure(who, exc, t) from exc
 
 
-def plugin_failure(who: str, exc: Exception, t: float | None = None) -> PluginError:
+def plugin_failure(who: str, exc: BaseException, t: float | None = None) -> PluginError:
     """The :class:`PluginError` for ``exc`` raised by plugin code ``who`` at time ``t``
     (for hot paths that catch exceptions themselves rather than use :func:`plugin_call`).
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pluggy
 
-from ..model.errors import OutputError, RrsError, plugin_failure
+from ..model.errors import PLUGIN_FAILURES, OutputError, RrsError, plugin_failure
 
 #: The hooks a plugin that raised gets no more of in that drive (``rrs_drive_end`` it
 #: still gets: the hook specification promises it however the drive ends).
@@ -60,12 +60,12 @@ class LifecycleHooks:
             for function, argnames, name in calls:
                 try:
                     function(*[kwargs[a] for a in argnames])
-                except Exception as exc:
+                except PLUGIN_FAILURES as exc:
                     first = first or self._failure(hook, name, exc, t)
         else:
             try:
                 calls(**kwargs)
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 first = self._failure(hook, self._culprit(hook, exc), exc, t)
         if first is not None:
             raise first
@@ -105,7 +105,7 @@ class LifecycleHooks:
             tb = tb.tb_next
         return name
 
-    def _failure(self, hook: str, plugin: str, exc: Exception, t: float) -> RrsError:
+    def _failure(self, hook: str, plugin: str, exc: BaseException, t: float) -> RrsError:
         """The error for ``exc`` raised by ``plugin`` in ``hook``; the plugin gets no more
         rows or events. An interruption behind ``exc`` is raised instead."""
         if isinstance(exc, OSError):

@@ -31,7 +31,7 @@ from ..engine.tableau import check_tableau
 from ..model import hookspecs
 from ..model.config import Param
 from ..model.couplers import check_coupler_type
-from ..model.errors import PluginError
+from ..model.errors import PLUGIN_FAILURES, PluginError
 from ..model.units import dimension_name
 from ..model.vehicle import VehicleModel, check_vehicle_type
 
@@ -145,7 +145,7 @@ def _import_path(path: Path) -> ModuleType:
     sys.modules[modname] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except PLUGIN_FAILURES as exc:
         sys.modules.pop(modname, None)
         raise PluginError(f"plugin {path}: import failed: {type(exc).__name__}: {exc}") from exc
     return module
@@ -181,7 +181,7 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
         for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try:
                 module = ep.load()
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 raise PluginError(
                     f"plugin {ep.name!r} (entry point {ep.value}): import failed: "
                     f"{type(exc).__name__}: {exc}"
@@ -219,7 +219,7 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
             plugin_name = impl.plugin_name
             try:
                 provided = impl.function() or []
-            except Exception as exc:
+            except PLUGIN_FAILURES as exc:
                 raise PluginError(
                     f"plugin {plugin_name!r} ({sources.get(plugin_name, '?')}): hook {hook_name} "
                     f"raised {type(exc).__name__}: {exc}"

@@ -31,7 +31,13 @@ from ..engine import loop
 from ..engine import multibody as mb
 from ..engine.train import TrainSystem, copy_arrays
 from ..jit import compile_seconds
-from ..model.errors import ConfigError, RrsError, interruption_behind, take_interruption
+from ..model.errors import (
+    PLUGIN_FAILURES,
+    ConfigError,
+    RrsError,
+    interruption_behind,
+    take_interruption,
+)
 from ..model.events import Event
 from ..physics.energy import balance
 from .scenario import Scenario
@@ -247,7 +253,7 @@ class Run:
                 interruption = interruption_behind(exc)
                 if interruption is not None and interruption is not exc:
                     raise interruption from exc  # a signal met in compiled code
-                if isinstance(exc, RrsError) or not isinstance(exc, Exception):
+                if isinstance(exc, RrsError) or not isinstance(exc, PLUGIN_FAILURES):
                     raise
                 raise self.system.failure(exc, float(st.t), self.work.y) from exc
             self._deliver_rows()

@@ -46,6 +46,7 @@ def rrs_vehicle_types():
 FAILURES = {
     "value_error": ("if t >= 1.0 - 1e-6:\n    raise ValueError('wheel fell off')", ""),
     "keyboard_interrupt": ("if t >= 1.0 - 1e-6:\n    raise KeyboardInterrupt", ""),
+    "system_exit": ("if t >= 1.0 - 1e-6:\n    raise SystemExit(3)", ""),
     "nan": ("", "if t >= 1.0 - 1e-6:\n    for i in range(veh.count):\n"
                 "        veh.q_a[i, 0] = math.nan"),
 }
@@ -342,6 +343,19 @@ def test_cli_drive_with_failing_plugin_exits_1_and_keeps_outputs(tmp_path: Path)
     assert "t = 1.000 s" in proc.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["stop_reason"] == "error"
+    _, rows = read_timeseries(tmp_path / "out" / "timeseries.csv")
+    assert len(rows) == 5
+
+
+def test_a_plugin_calling_sys_exit_is_a_plugin_error_and_the_outputs_are_kept(
+        tmp_path: Path) -> None:
+    proc = rrs("drive", failing_scenario(tmp_path, "system_exit"), "--out", tmp_path / "out")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "vehicle plugin 'flaky_car'" in proc.stderr and "SystemExit" in proc.stderr
+    assert "t = 1.000 s" in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "error" and "SystemExit" in summary["error"]
     _, rows = read_timeseries(tmp_path / "out" / "timeseries.csv")
     assert len(rows) == 5
 
