@@ -32,6 +32,7 @@ from scipy.optimize import least_squares
 from ..model.config import lookup_path
 from ..model.errors import RrsError
 from ..run.drive import Drive
+from ..run.files import save_figure
 from ..run.scenario import Scenario
 from .sensors import LogError, RecordedDrive, SensorLayout, crossings, read_log
 
@@ -243,5 +244,5 @@ def _plot(result: FitResult, record: Record, path: Path) -> None:
     top.legend()
     top.set_title("fit: " + ", ".join(n.rsplit(".", 1)[-1] for n in result.names))
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)

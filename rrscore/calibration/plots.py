@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..run.files import save_figure
 from .estimation import Calibration
 from .model import KinematicModel
 from .sensors import SensorLayout
@@ -53,6 +54,6 @@ def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayo
     ax_v.set_ylabel("steady velocity, m/s")
     ax_v.set_title("velocity per level: each run (grey) and mean +- std")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path, dpi=100)
     plt.close(fig)
     return Path(path)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.errors import RrsError
+from ..run.files import save_figure
 
 SIGNALS = ("speed", "traction", "coupler", "coupler_map")
 
@@ -149,6 +150,6 @@ def plot_runs(run_dirs: Sequence[str | Path], out: str | Path,
 
     fig = compare_figure(run_dirs, signals, x)
     out = Path(out)
-    fig.savefig(out)
+    save_figure(fig, out)
     plt.close(fig)
     return out

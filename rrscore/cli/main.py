@@ -24,6 +24,7 @@ from ..model.errors import (
     clear_interruptions,
     interruption_behind,
     note_interruption,
+    on_signal,
 )
 from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
@@ -586,10 +587,11 @@ EXIT_CODES = """exit status:
 
 
 def _on_signal(signum: int, frame) -> None:
-    # one signal ends the drive; further ones wait until its outputs are written
-    for sig in _SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    raise note_interruption(Interrupted(signum))  # noted: the run raises it again if lost
+    # the first ends the drive; one while its outputs are written waits for them (see
+    # on_signal)
+    exc = Interrupted(signum)
+    if on_signal(exc):
+        raise note_interruption(exc)  # noted: the run raises it again if lost
 
 
 _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")

@@ -53,6 +53,42 @@ def take_interruption() -> KeyboardInterrupt | None:
 def clear_interruptions() -> None:
     """Forget the interruptions raised so far (their drive has ended)."""
     _raised.clear()
+    _signals.update(seen=0, writing=False, deferred=None)
+
+
+#: The signals a command has had (``seen``), whether a drive is writing its end-of-drive
+#: outputs (``writing``) and the interruption that waits for them (``deferred``).
+_signals: dict = {"seen": 0, "writing": False, "deferred": None}
+
+
+def on_signal(exc: KeyboardInterrupt) -> bool:
+    """What a signal handler does with the interruption ``exc``: True, raise it now.
+
+    The first signal ends the drive. One that comes while the drive writes its
+    end-of-drive outputs, the first of the command, waits for them to be written
+    (:func:`writing_outputs`); any other one then cuts them off (each file is whole or
+    absent even so). A further signal while a drive ends, before it writes, is ignored."""
+    _signals["seen"] += 1
+    if _signals["writing"]:
+        if _signals["seen"] == 1:
+            _signals["deferred"] = exc
+            return False
+        return True
+    return _signals["seen"] == 1
+
+
+@contextmanager
+def writing_outputs() -> Iterator[None]:
+    """The block in which a drive writes its end-of-drive outputs (see :func:`on_signal`);
+    the interruption that waited for it, if any, is raised after it."""
+    _signals["writing"] = True
+    try:
+        yield
+    finally:
+        _signals["writing"] = False
+        waited, _signals["deferred"] = _signals["deferred"], None
+    if waited is not None:
+        raise waited
 
 
 def interruption_behind(exc: BaseException) -> KeyboardInterrupt | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.errors import OutputError, RrsError, interruption_behind
+from ..model.errors import OutputError, RrsError, interruption_behind, writing_outputs
 from ..model.events import Event
 from .lifecycle import LifecycleHooks
 from .recorder import Recorder
@@ -204,6 +204,22 @@ class Drive:
             run.stop_reason, error = "error", exc
             run.error = str(exc)
             exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+        try:
+            with writing_outputs():  # a signal now waits for them (a second cuts them off)
+                result = self._end(run, error, progress, time.perf_counter() - wall0)
+        except KeyboardInterrupt as exc:
+            error = error or exc
+        except RrsError as exc:
+            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+            error = error or exc
+        if error is not None:
+            raise error
+        return result
+
+    def _end(self, run: Run, error: BaseException | None, progress: Progress | None,
+             wall: float) -> DriveResult:
+        """The drive's end: the progress bar full, the final row of a drive that did not
+        reach a stop condition, the result and the end-of-drive outputs."""
         if progress is not None:  # the bar ends full however the drive ended
             progress(1.0, run.t, float(run.work.y[run.system.lay.sv]))
         if error is not None:
@@ -211,16 +227,9 @@ class Drive:
                 run.sample_final()  # the state where it ended, as the time series' last row
             except (RrsError, OSError):
                 pass  # the writer that failed fails again: the summary still follows
-        wall = time.perf_counter() - wall0
         result = DriveResult(run.summary(wall), self._rows.series(), self.out_dir,
                              list(self.events))
-        try:
-            self._hooks.call("rrs_drive_end", run.t, drive=self, result=result)
-        except RrsError as exc:
-            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
-            error = error or exc
-        if error is not None:
-            raise error
+        self._hooks.call("rrs_drive_end", run.t, drive=self, result=result)
         return result
 
 
@@ -286,10 +295,15 @@ def prepare_output_dir(out: Path):
         raise OutputError(f"output directory {out}: in use by another running drive"
                           + (f" (pid {holder})" if holder else "")
                           + "; choose another --out or wait for it to end") from None
-    fh.seek(0)
-    fh.truncate()
-    fh.write(f"{os.getpid()}\n")
-    fh.flush()
+    try:
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"{os.getpid()}\n")
+        fh.flush()
+    except OSError as exc:  # (a full disk)
+        release_output_dir(out, fh)
+        raise OutputError(f"output directory {out}: cannot write there: "
+                          f"{exc.strerror or exc}") from None
     return fh
 
 
@@ -299,5 +313,8 @@ def release_output_dir(out: Path, fh) -> None:
         (out / LOCK_NAME).unlink(missing_ok=True)
     except OSError:
         pass
-    fh.close()
+    try:
+        fh.close()
+    except OSError:  # (its pid not written: closed all the same)
+        pass
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import time
 from pathlib import Path
 
@@ -71,11 +72,24 @@ class LineFile:
             del self._pending[:done]
 
     def _write(self, data: bytes) -> None:
+        """Write whole rows; a write that fails part way (a full disk, a file size limit)
+        is cut back to where they began, so the file still ends in a whole line."""
+        start = self._offset
         view = memoryview(data)
-        while view:  # a regular file takes it all at once; be safe anyway
-            n = self._fh.write(view)
-            self._offset += n
-            view = view[n:]
+        try:
+            while view:  # a regular file takes it all at once; be safe anyway
+                n = self._fh.write(view)
+                self._offset += n
+                view = view[n:]
+        except OSError:
+            if self._offset != start:
+                try:
+                    os.ftruncate(self._fh.fileno(), start)
+                    self._fh.seek(start)
+                    self._offset = start
+                except OSError:
+                    pass  # (nothing more can be done with this file)
+            raise
 
     def close(self) -> None:
         """Flush and close (safe to call twice)."""

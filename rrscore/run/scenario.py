@@ -32,6 +32,7 @@ from ..model.config import (
 from ..model.track import MAX_LENGTH, ROUTE_SCHEMA, Route
 from ..model.train import TRAIN_SCHEMA, Train, resolve_train
 from ..model.units import G
+from .files import write_atomically
 from .plugins import PATH_ENV, Registry, load_registry
 from .signals import BRAKE_SIGNALS, COUPLING_SIGNALS, VEHICLE_SIGNALS
 
@@ -203,7 +204,7 @@ class Scenario:
 
     def write_resolved(self, path: str | Path) -> None:
         """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
-        Path(path).write_text(tomli_w.dumps(self.resolved()), encoding="utf-8")
+        write_atomically(path, tomli_w.dumps(self.resolved()))
 
 
 def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:

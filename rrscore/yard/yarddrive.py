@@ -36,7 +36,7 @@ import tomli_w
 
 from ..model.errors import RrsError
 from ..run.drive import prepare_output_dir, release_output_dir
-from ..run.outputs.summary import write_atomically
+from ..run.files import save_figure, write_atomically
 from ..run.recorder import LineFile
 from .yard import YardScenario
 from .yardrun import YardEvent, YardRun
@@ -149,7 +149,7 @@ def plot_plan(run: YardRun, path: str | Path, title: str = "") -> None:
     ax.set_ylabel("y, m" + (" (stretched)" if stretched else ""))
     ax.set_title((title or run.scenario.config["name"]) + f", t = {run.t:.1f} s")
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_figure(fig, path, dpi=130)
     plt.close(fig)
 
 

@@ -25,8 +25,8 @@ def rrs_event(drive, event) -> None:
                                      f"{event.value:.6g}", event.detail])
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def rrs_drive_end(drive, result) -> None:
-    """Close the file."""
+    """Close the file: first of the end-of-drive outputs, with the time series."""
     if "events" in drive.store:
         drive.store.pop("events").close()

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...model.hookspecs import hookimpl
+from ..files import save_figure
 
 
 @hookimpl
@@ -50,7 +51,7 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "")
               bbox_to_anchor=(0.5, 1.0), ncol=len(lines), fontsize=8, frameon=False)
     ax.set_title(title, pad=22)
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -74,5 +75,5 @@ def force_envelope_plot(couplings: list[dict], path: str | Path, title: str = ""
     ax.legend(fontsize=8)
     ax.set_title(title or "in-train force envelope")
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)
     plt.close(fig)

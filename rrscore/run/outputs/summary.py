@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from ...model.hookspecs import hookimpl
+from ..files import write_atomically
 
 
 @hookimpl
@@ -23,17 +22,3 @@ def rrs_drive_end(drive, result) -> None:
     if drive.out_dir is not None:
         text = json.dumps(result.summary, indent=2) + "\n"
         write_atomically(drive.out_dir / "summary.json", text)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that ``path`` is always either whole or as it was: a
-    temporary file in the same directory, synced, then renamed over it."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

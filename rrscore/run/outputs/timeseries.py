@@ -35,9 +35,10 @@ def rrs_sample_rows(drive, t: np.ndarray, rows: np.ndarray) -> None:
         forces.record_many(np.column_stack([t, drive.sample_coupler_forces()]))
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def rrs_drive_end(drive, result) -> None:
-    """Flush and close the files."""
+    """Flush and close the files: first of the end-of-drive outputs, so the rows waiting
+    are on disk before the plots are drawn."""
     for name in ("timeseries", "coupler_forces"):
         rec = drive.store.pop(name, None)
         if rec is not None:
