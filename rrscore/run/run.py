@@ -134,13 +134,17 @@ class Run:
         st[0].sample_dt = self.sample_interval if sampling else 0.0
         st[0].python_rows = int(self._python_rows)
         n = system.size
+        columns = mb.ROW + system.lay.nc
         per_step = math.ceil(self.control_step / self.sample_interval) + 3 if sampling else 1
+        # (no more than SAMPLE_BYTES holds: past that the loop hands the samples over
+        # within a control step)
+        per_step = min(per_step, max(SAMPLE_ROWS, SAMPLE_BYTES // (8 * columns)))
         rows = max(SAMPLE_ROWS, per_step + 2) if sampling else 1
         keep = (states or self._signals_rows) and sampling
         state_rows = min(rows, max(per_step + 2, SAMPLE_BYTES // (8 * n))) if keep else 0
         rows = state_rows or rows
-        self.work = loop.work_for(n, self.tab.stages, system.sys.ev_kind.size, rows,
-                                  mb.ROW + system.lay.nc, state_rows)
+        self.work = loop.work_for(n, self.tab.stages, system.sys.ev_kind.size, rows, columns,
+                                  state_rows)
         self.work.y[:] = y0
         auto = cfg["autodriver"]
         self.driver = DriverProgram(scenario.actions, tr, system,

@@ -39,6 +39,9 @@ from .signals import BRAKE_SIGNALS, COUPLING_SIGNALS, VEHICLE_SIGNALS
 #: Fastest start speed, m/s (720 km/h): above every rail speed record.
 MAX_SPEED = 200.0
 
+#: The longest simulated time a drive may ask for (``stop.max_time``): about 32 years.
+MAX_TIME = 1e9
+
 SCENARIO_SCHEMA = {
     "name": Param(kind=str, default="scenario", doc="scenario name"),
     "train": Include(TRAIN_SCHEMA, "train: a path to a train file or an inline table", "train",
@@ -104,7 +107,7 @@ SCENARIO_SCHEMA = {
                           "the built-in driver (see rrscore/driving/autodriver.py)"),
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
-                          exclusive_min=True),
+                          exclusive_min=True, max=MAX_TIME),
         "max_distance": Param("m", 0.0, "stop after this distance; 0 = no limit", min=0.0,
                               max=MAX_LENGTH),
         "at_position": Param("m", None, "stop when the train's front passes this",
@@ -217,6 +220,30 @@ def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: s
             raise ctx.child(i).error(f"found {v!r}, expected one of {', '.join(allowed)}")
 
 
+#: More than these over ``stop.max_time`` no drive finishes (days of wall-clock time at
+#: the least, or a terabyte of CSV): rows of the time series, and steps (fixed steps, the
+#: adaptive solver's largest steps, control steps).
+MAX_ROWS = 1e9
+MAX_STEPS = 1e10
+
+
+def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:
+    """The rows and steps ``stop.max_time`` asks for, within :data:`MAX_ROWS` and
+    :data:`MAX_STEPS` (each error names the key that sets the count)."""
+    t_max = cfg["stop"]["max_time"]
+    counts = [("output", "sample_interval", "rows of the time series", MAX_ROWS),
+              ("solver", "control_step", "control steps", MAX_STEPS),
+              ("solver", "max_step" if adaptive else "step",
+               "steps at the least" if adaptive else "steps", MAX_STEPS)]
+    for section, key, what, most in counts:
+        interval = cfg[section][key]
+        if t_max / interval > most:
+            raise ctx.child(section).child(key).error(
+                f"found {interval:g} s, which over stop.max_time = {t_max:g} s makes "
+                f"{t_max / interval:.3g} {what}; expected at least {t_max / most:.3g} s "
+                f"(at most {most:.0e} {what.split(' at')[0]}), or a shorter stop.max_time")
+
+
 def scenario_from_table(data: dict[str, Any], ctx: Context,
                         registry: Registry | None = None,
                         plugin_dirs: list[str | Path] = ()) -> Scenario:
@@ -289,6 +316,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                 f"found 'rigid', but coupling {j} of the train is not coupled; expected "
                 "'multibody' for a train whose vehicles stand apart")
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
+    _check_counts(cfg, registry.solvers[solver].adaptive, ctx)
     scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
                         all_dirs, registry)
     return scenario

@@ -1,0 +1,58 @@
+"""A scenario's limits, checked before anything runs: a drive no machine can finish (its
+rows, its steps, its simulated time) is a config error naming the key that asks for it;
+a control step longer than the drive is not an error, and no value overflows."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CONFIGS
+
+from rrscore.model.errors import ConfigError
+from rrscore.run.drive import Drive
+from rrscore.run.scenario import MAX_ROWS, MAX_STEPS, load_scenario
+
+DEMO = CONFIGS / "scenarios" / "freight_50.toml"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_scenario(DEMO)
+
+
+@pytest.mark.parametrize(("values", "key", "fragment"), [
+    ({"output.sample_interval": "1e-300 s"}, "scenario.output.sample_interval",
+     "2.4e+303 rows of the time series"),
+    ({"solver.control_step": "1e-300 s"}, "scenario.solver.control_step",
+     "2.4e+303 control steps"),
+    ({"solver.max_step": "1e-300 s"}, "scenario.solver.max_step", "steps at the least"),
+    ({"solver.method": "rk4", "solver.step": "1e-9 s"}, "scenario.solver.step",
+     "2.4e+12 steps"),
+    ({"stop.max_time": "1e308 s"}, "scenario.stop.max_time", "<= 1e+09"),
+])
+def test_a_drive_no_machine_finishes_is_a_config_error_naming_its_key(demo, values, key,
+                                                                        fragment):
+    with pytest.raises(ConfigError) as info:
+        demo.with_values(values)
+    message = str(info.value)
+    assert f"freight_50.toml: {key}: found" in message
+    assert fragment in message
+
+
+def test_the_limits_sit_where_the_counts_reach_them(demo):
+    # stop.max_time is 2,400 s: the last interval allowed and the first refused
+    rows = 2400.0 / MAX_ROWS
+    demo.with_values({"output.sample_interval": f"{rows * 1.001} s"})
+    with pytest.raises(ConfigError):
+        demo.with_values({"output.sample_interval": f"{rows * 0.999} s"})
+    steps = 2400.0 / MAX_STEPS
+    demo.with_values({"solver.control_step": f"{steps * 1.001} s"})
+    with pytest.raises(ConfigError):
+        demo.with_values({"solver.control_step": f"{steps * 0.999} s"})
+
+
+def test_a_control_step_longer_than_the_drive_runs_without_control_steps(demo):
+    # (its sample buffer was sized by control_step / sample_interval: 1e308 rows)
+    summary = Drive(demo.with_values({"solver.control_step": "1e308 s",
+                                      "stop.max_time": "30 s"})).run().summary
+    assert summary["stop_reason"] == "max_time"
+    assert summary["sim_time_s"] == pytest.approx(30.0)
