@@ -17,6 +17,7 @@ Runge-Kutta (``rk4``). A plugin adds another by returning a :class:`Tableau` fro
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 from dataclasses import dataclass, field
 
@@ -91,6 +92,36 @@ class Tableau:
         last = (*self.a[-1], 0.0)
         return s > 1 and np.allclose(last, self.b, rtol=0, atol=1e-15) and \
             np.isclose(self.nodes()[-1], 1.0) and self.b[-1] == 0.0
+
+    def stability(self, z: np.ndarray | complex) -> np.ndarray | complex:
+        """The stability function ``R(z) = 1 + z b^T (I - z A)^-1 1``, a polynomial for an
+        explicit method (``A^k`` vanishes from ``k = stages``): a step of ``y' = lambda y``
+        multiplies ``y`` by ``R(h lambda)``."""
+        s = self.stages
+        a = np.zeros((s, s))
+        for i, row in enumerate(self.a):
+            a[i, :i] = row
+        b, power = np.asarray(self.b, dtype=float), np.ones(s)
+        coefficients = [1.0]
+        for _ in range(s):  # b^T A^(j-1) 1, the coefficient of z^j
+            coefficients.append(float(b @ power))
+            power = a @ power
+        return np.polynomial.polynomial.polyval(z, coefficients)
+
+    @functools.lru_cache(maxsize=32)  # noqa: B019 (tableaus are few, frozen and kept)
+    def stability_radius(self, resolution: float = 1e-3, largest: float = 8.0) -> float:
+        """The radius of the largest half-disc of the left half-plane (``|z| <= r``,
+        ``Re z <= 0``) within which ``|R(z)| <= 1``, to ``resolution`` (at most
+        ``largest``): a fixed step ``h`` is stable for every mode whose ``|h lambda|``
+        stays within it, whatever its damping (RK4: 2.56, where the imaginary axis alone
+        would give 2.83)."""
+        r = np.arange(resolution, largest, resolution)
+        angles = np.linspace(np.pi / 2, np.pi, 181)
+        unstable = np.abs(self.stability(r[None, :] * np.exp(1j * angles)[:, None])) \
+            > 1.0 + 1e-12
+        first = np.where(unstable.any(axis=1), unstable.argmax(axis=1), r.size)
+        k = int(first.min())
+        return float(r[k - 1]) if k > 0 else 0.0
 
     def nodes(self) -> np.ndarray:
         """The nodes ``c`` (the row sums of ``a`` where not given)."""

@@ -50,3 +50,28 @@ def balance(totals: dict[str, float], kinetic_change: float) -> float:
     sources = (totals["drive"] - totals["brake"] - totals["resistance"] + totals["gravity"]
                + totals["air"] - totals["slip"] - totals["coupler"])
     return sources - kinetic_change
+
+
+#: The balance error beyond which the account does not close: this fraction of the
+#: largest flow. The solver's tolerances keep it far below (1e-6 and less on the shipped
+#: drives); beyond it the motion itself is in doubt (a fixed step too long for the
+#: train's stiffest coupler, for one).
+BALANCE_TOLERANCE = 1e-3
+#: A balance error this small (J) is nothing, however small the flows (a drive that
+#: hardly moves: its flows are rounding).
+BALANCE_FLOOR = 1e-6
+
+
+def balance_warning(energy: dict[str, float]) -> str | None:
+    """A warning where the energy account (the summary's ``energy``) misses by more than
+    :data:`BALANCE_TOLERANCE` of its largest flow (and :data:`BALANCE_FLOOR`); None where
+    it closes."""
+    largest = max(abs(v) for k, v in energy.items() if k != "balance_error_J")
+    error = energy["balance_error_J"]
+    if abs(error) <= max(BALANCE_TOLERANCE * largest, BALANCE_FLOOR):  # (a NaN warns)
+        return None
+    share = abs(error) / largest if largest > 0 else np.inf
+    return (f"the energy account misses by {error:.4g} J, {100 * share:.3g} % of its "
+            f"largest flow (more than {100 * BALANCE_TOLERANCE:g} %): the motion is not "
+            "to be trusted; a fixed step too long for the train (solver.step) or "
+            "tolerances too loose (solver.rtol) do this")

@@ -29,6 +29,7 @@ from ..driving.autodriver import AutoDriver, decide
 from ..driving.program import DriverProgram
 from ..engine import loop
 from ..engine import multibody as mb
+from ..engine.stability import fastest_mode
 from ..engine.train import TrainSystem, copy_arrays
 from ..jit import compile_seconds
 from ..model.errors import (
@@ -39,7 +40,7 @@ from ..model.errors import (
     take_interruption,
 )
 from ..model.events import Event
-from ..physics.energy import balance
+from ..physics.energy import balance, balance_warning
 from .scenario import Scenario
 from .signals import from_state_alone, signal_values
 
@@ -106,6 +107,8 @@ class Run:
         system.set_tolerances(sol["rtol"])
         self.tableau = scenario.registry.solvers[sol["method"]]
         self.tab = self.tableau.coefficients()
+        if not self.tableau.adaptive:
+            check_fixed_step(self.tableau, sol["step"], system, scenario.file)
         speed = start["speed"] if start["speeds"] is None else np.array(start["speeds"])
         gaps = None if start["gaps"] is None else np.array(start["gaps"])
         # scenario positions are the train's front; the state holds vehicle centres
@@ -573,6 +576,8 @@ class Run:
         if auto is not None and auto.timetable is not None:
             passages = {p["point"]: p for p in points}
             out["timetable"] = auto.timetable.report(passages)
+        warning = balance_warning(out["energy"])
+        out["warnings"] = [warning] if warning else []
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -589,6 +594,19 @@ class Run:
 
 def _num(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
+
+
+def check_fixed_step(tableau: Any, step: float, system: TrainSystem, file: str | None) -> None:
+    """A :class:`~rrscore.model.errors.ConfigError` naming ``solver.step`` where a step of
+    ``tableau`` (a fixed-step method) that long is unstable for the train's couplings
+    (:mod:`rrscore.engine.stability`): its answer would be wrong, silently."""
+    rate, where = fastest_mode(system)
+    radius = tableau.stability_radius()
+    if step * rate > radius:
+        raise ConfigError(file, "scenario.solver.step", (
+            f"found {step:g} s, but {tableau.name} is unstable on this train beyond "
+            f"{radius / rate:.3g} s (its fastest mode, about {rate:.4g} 1/s: {where}); "
+            "expected a step of at most that, or an adaptive method (rk45)"))
 
 
 def copy_run(run: Run) -> Run:

@@ -192,3 +192,25 @@ def test_an_event_is_located_where_the_closed_form_puts_it(tableau):
     assert code == loop.EVENT
     assert t == pytest.approx(math.acos(0.3) / OMEGA, abs=1e-8)
     assert y[0] <= 0.3 + 1e-8
+
+
+def test_the_stability_function_is_the_methods_published_polynomial():
+    # explicit RK4: the Taylor polynomial of exp to degree 4; Bogacki-Shampine: to degree 3
+    # (its fourth stage has weight 0 in b: it serves the error estimate alone)
+    for z in (0.3 - 0.2j, -2.0 + 1.0j, 1.5j, -2.5):
+        assert CLASSICAL.stability(z) == pytest.approx(
+            1 + z + z**2 / 2 + z**3 / 6 + z**4 / 24, rel=1e-13)
+        assert BOGACKI_SHAMPINE.stability(z) == pytest.approx(
+            1 + z + z**2 / 2 + z**3 / 6, rel=1e-13)
+
+
+def test_the_stability_radius_is_the_half_disc_the_region_holds():
+    r = CLASSICAL.stability_radius()
+    # RK4's region reaches 2 sqrt 2 on the imaginary axis and 2.785 on the real one
+    # (Hairer & Wanner): the half-disc within both is smaller, and held to 1e-3
+    assert 2.5 < r < 2 * math.sqrt(2)
+    edge = np.exp(1j * np.linspace(np.pi / 2, np.pi, 721))
+    assert np.all(np.abs(CLASSICAL.stability(r * edge)) <= 1 + 1e-12)
+    assert np.any(np.abs(CLASSICAL.stability((r + 2e-3) * edge)) > 1)
+    # Bogacki-Shampine's region reaches sqrt 3 on the imaginary axis, and that is its radius
+    assert BOGACKI_SHAMPINE.stability_radius() == pytest.approx(math.sqrt(3), abs=1e-3)

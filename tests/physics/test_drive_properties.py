@@ -54,7 +54,10 @@ def short_drives(draw) -> dict[str, Any]:
         "coupling": {"model": model, "params": COUPLERS[model]},
         "start": {"speed": draw(st.floats(min_value=0.0, max_value=25.0)),
                   "slack": draw(st.sampled_from(["neutral", "bunched", "stretched"]))},
-        "solver": {"method": draw(st.sampled_from(["rk45", "rk4"]))},
+        # (rk4 at 2 ms: within its stability limit on every one of these trains, 5 ms on
+        # empty cars with friction gears; a longer step is refused before the drive)
+        "solver": draw(st.sampled_from([{"method": "rk45"},
+                                        {"method": "rk4", "step": 0.002}])),
         "driver": driver,
         "stop": {"max_time": draw(st.floats(min_value=1.0, max_value=30.0)),
                  "standstill": draw(st.booleans())},
@@ -84,6 +87,11 @@ def test_a_random_valid_short_drive_gives_finite_outputs_and_a_summary(spec):
     assert s["stop_reason"] in ("max_time", "standstill", "end_of_route", "no progress"), s
     if s["stop_reason"] == "no progress":  # the guard, not a hang: it names what repeats
         assert "event" in s["error"] and "t = " in s["error"]
+    # the energy account closes to 0.1 % of its largest flow (else the drive warns), or
+    # to a microjoule (a drive that hardly moves)
+    largest = max(abs(v) for k, v in s["energy"].items() if k != "balance_error_J")
+    assert abs(s["energy"]["balance_error_J"]) <= max(1e-3 * largest, 1e-6), s["energy"]
+    assert s["warnings"] == []
     s = {k: v for k, v in s.items() if k != "real_time_factor"}  # inf for a 0 s wall time
     assert _finite(s), s
     for name, column in result.series.items():

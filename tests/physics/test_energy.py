@@ -79,3 +79,14 @@ def test_energy_balance_closes_on_every_shipped_scenario(path):
     e = shipped_drive(path.stem).summary["energy"]
     flows = [abs(v) for k, v in e.items() if k not in ("balance_error_J",)]
     assert abs(e["balance_error_J"]) <= 1e-3 * max(flows)
+
+
+def test_an_account_that_misses_by_more_than_a_thousandth_of_its_largest_flow_warns():
+    from rrscore.physics.energy import BALANCE_TOLERANCE, balance_warning
+
+    flows = {"drive_J": 10e6, "brake_J": 1e6, "coupler_J": 0.5e6, "kinetic_change_J": 8.5e6}
+    assert balance_warning({**flows, "balance_error_J": 0.99 * BALANCE_TOLERANCE * 10e6}) \
+        is None
+    message = balance_warning({**flows, "balance_error_J": -2e5})
+    assert message.startswith("the energy account misses by -2e+05 J, 2 % of its largest flow")
+    assert balance_warning({**flows, "balance_error_J": float("nan")}) is not None
