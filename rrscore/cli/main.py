@@ -86,7 +86,7 @@ def _drive(args: argparse.Namespace) -> int:
             raise ConfigError("--solver", None, "found a solver for a scenario with dynamics "
                               "'events', expected none: the free-car engine has no solver")
         return _run_yard(scenario, args)
-    for warning in cost_warnings(scenario):
+    for warning in (*scenario.warnings, *cost_warnings(scenario)):
         print(f"rrs: warning: {warning}", file=sys.stderr)
     bar = ProgressBar()
     try:

@@ -577,7 +577,7 @@ class Run:
             passages = {p["point"]: p for p in points}
             out["timetable"] = auto.timetable.report(passages)
         warning = balance_warning(out["energy"])
-        out["warnings"] = [warning] if warning else []
+        out["warnings"] = [*self.scenario.warnings, *([warning] if warning else [])]
         if self.error is not None:
             out["error"] = self.error
         return out

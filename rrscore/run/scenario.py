@@ -161,6 +161,9 @@ class Scenario:
     stop_position: float | None
     plugin_dirs: tuple[str, ...] = ()
     _registry: Registry | None = field(default=None, repr=False, compare=False)
+    #: What the checks found worth saying but not refusing (a recorded signal some
+    #: recorded vehicles lack): printed by ``rrs drive`` and kept in the summary.
+    warnings: tuple[str, ...] = ()
 
     @property
     def registry(self) -> Registry:
@@ -218,6 +221,35 @@ def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: s
                     f"found {v}, expected a {what} index from 0 to {limit - 1}")
         elif v not in allowed:
             raise ctx.child(i).error(f"found {v!r}, expected one of {', '.join(allowed)}")
+
+
+def _signals_lacking(output: dict[str, Any], train: Train, brake_signals: tuple[str, ...],
+                     ctx: Context) -> tuple[str, ...]:
+    """A plugin's signal is recorded for the recorded vehicles that have it (NaN in the
+    others' columns): one warning names those that lack it. A signal none of them has is a
+    config error."""
+    warnings = []
+    chosen = output["vehicles"]
+    for k, signal in enumerate(output["vehicle_signals"]):
+        if signal in VEHICLE_SIGNALS or signal in brake_signals or not chosen:
+            continue
+        models = {i: train.batches[train.batch_of[i]].cls for i in chosen}
+        lacking = [i for i, m in models.items()
+                   if signal not in m.signals and signal not in m.states]
+        if len(lacking) == len(chosen):
+            offered = sorted({s for m in models.values() for s in (*m.signals, *m.states)})
+            raise ctx.child("vehicle_signals").child(k).error(
+                f"found {signal!r}, but no recorded vehicle has such a signal; expected one "
+                f"of {', '.join((*VEHICLE_SIGNALS, *brake_signals, *offered))}")
+        if lacking:
+            types = sorted({models[i].type_name for i in lacking})
+            warnings.append(
+                f"output.vehicle_signals: {signal!r} is recorded for the vehicles that have "
+                f"it; vehicle{'s' if len(lacking) > 1 else ''} "
+                f"{', '.join(map(str, lacking))} ({', '.join(types)}) "
+                f"{'have' if len(lacking) > 1 else 'has'} none: NaN in "
+                f"{'their columns' if len(lacking) > 1 else 'its column'}")
+    return tuple(warnings)
 
 
 #: More than these over ``stop.max_time`` no drive finishes (days of wall-clock time at
@@ -293,16 +325,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                  None, out.child("vehicle_signals"), "signal")
     _check_names(cfg["output"]["coupling_signals"], COUPLING_SIGNALS, None,
                  out.child("coupling_signals"), "signal")
-    for k, signal in enumerate(cfg["output"]["vehicle_signals"]):
-        if signal in VEHICLE_SIGNALS or signal in brake_signals:
-            continue
-        for i in cfg["output"]["vehicles"]:  # a plugin's signal: every recorded vehicle has it
-            model = train.batches[train.batch_of[i]].cls
-            if signal not in model.signals and signal not in model.states:
-                raise out.child("vehicle_signals").child(k).error(
-                    f"found {signal!r}, but vehicle {i} ({model.type_name}) has no such "
-                    f"signal; expected one of {', '.join(VEHICLE_SIGNALS)}"
-                    + "".join(f", {s}" for s in (*model.signals, *model.states)))
+    warnings = _signals_lacking(cfg["output"], train, brake_signals, out)
     actions = check_actions(cfg["driver"], train, route, ctx.child("driver"))
     if cfg["dynamics"] == "rigid":  # one body cannot part or stand apart
         for k, a in enumerate(actions):
@@ -318,7 +341,7 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
     _check_counts(cfg, registry.solvers[solver].adaptive, ctx)
     scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
-                        all_dirs, registry)
+                        all_dirs, registry, warnings=warnings)
     return scenario
 
 

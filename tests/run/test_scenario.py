@@ -4,6 +4,7 @@ a control step longer than the drive is not an error, and no value overflows."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import CONFIGS
 
@@ -56,3 +57,21 @@ def test_a_control_step_longer_than_the_drive_runs_without_control_steps(demo):
                                       "stop.max_time": "30 s"})).run().summary
     assert summary["stop_reason"] == "max_time"
     assert summary["sim_time_s"] == pytest.approx(30.0)
+
+
+def test_one_run_records_a_locomotive_s_signal_and_the_cars_speed_warning_once(demo):
+    # (issue 50: vehicle_signals had to be signals every recorded vehicle has)
+    scenario = demo.with_values({"output.vehicles": [0, 3, 7],
+                                 "output.vehicle_signals": ["speed_mps", "traction_level"],
+                                 "stop.max_time": "20 s"})
+    assert scenario.warnings == (
+        "output.vehicle_signals: 'traction_level' is recorded for the vehicles that have it; "
+        "vehicles 3, 7 (freight_car) have none: NaN in their columns",)
+    result = Drive(scenario).run()
+    series = result.series
+    assert np.isfinite(series["v0_traction_level"]).all()
+    assert series["v0_traction_level"][-1] > 0.0  # the built-in driver is pulling away
+    assert np.isnan(series["v3_traction_level"]).all() and np.isnan(
+        series["v7_traction_level"]).all()
+    assert np.isfinite(series["v3_speed_mps"]).all()
+    assert result.summary["warnings"] == list(scenario.warnings)
