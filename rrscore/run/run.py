@@ -41,6 +41,7 @@ from ..model.errors import (
 )
 from ..model.events import Event
 from ..physics.energy import balance, balance_warning
+from .provenance import provenance
 from .scenario import Scenario
 from .signals import from_state_alone, signal_values
 
@@ -576,6 +577,7 @@ class Run:
         if auto is not None and auto.timetable is not None:
             passages = {p["point"]: p for p in points}
             out["timetable"] = auto.timetable.report(passages)
+        out["provenance"] = provenance(self.scenario)
         warning = balance_warning(out["energy"])
         out["warnings"] = [*self.scenario.warnings, *([warning] if warning else [])]
         if self.error is not None:
