@@ -209,8 +209,8 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"  ... and {len(failed) - 5} more (column error of sweep.csv)")
     print(f"table in {args.out}/sweep.csv and sweep.json"
           + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
-    if result.interrupted:
-        raise KeyboardInterrupt
+    if result.interrupted:  # (SIGTERM exits as SIGTERM, 143; Ctrl-C as SIGINT, 130)
+        raise result.interruption or KeyboardInterrupt()
     return 0
 
 

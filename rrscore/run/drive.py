@@ -292,7 +292,7 @@ def prepare_output_dir(out: Path):
         fh.seek(0)
         holder = fh.read().strip()
         fh.close()
-        raise OutputError(f"output directory {out}: in use by another running drive"
+        raise OutputError(f"output directory {out}: in use by another running drive or sweep"
                           + (f" (pid {holder})" if holder else "")
                           + "; choose another --out or wait for it to end") from None
     try:

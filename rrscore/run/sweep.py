@@ -14,7 +14,7 @@ scenario and its values, so the table is the same whichever way the sweep runs::
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import itertools
 import json
 import multiprocessing
@@ -22,14 +22,16 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..model.config import lookup_path
-from ..model.errors import ConfigError, RrsError
-from .drive import Drive
+from ..model.errors import ConfigError, OutputError, RrsError
+from .drive import Drive, prepare_output_dir, release_output_dir
+from .files import write_atomically
+from .recorder import LineFile
 from .run import Run
 from .scenario import Scenario
 
@@ -125,6 +127,8 @@ class SweepResult:
     runner: str = ""
     interrupted: bool = False
     cpu_time_s: float = 0.0
+    #: The interruption that stopped it (Ctrl-C, or a signal's), to raise again.
+    interruption: KeyboardInterrupt | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -143,28 +147,39 @@ class _TableWriter:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._file = None
-        if self.out is not None:
-            self.out.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.out / "sweep.csv", "w", newline="", encoding="utf-8")
-            self._csv = csv.writer(self._file)
-            self._csv.writerow(self.columns)
-            self._file.flush()
+        # whole rows, each on disk as it comes (a full disk cuts the file back to them)
+        self._file = LineFile(self.out / "sweep.csv", self.columns) \
+            if self.out is not None else None
 
     def write(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
         if self._file is not None:
-            self._csv.writerow([_cell(row[c]) for c in self.columns])
-            self._file.flush()
+            with _writing("sweep.csv"):
+                self._file.write([_cell(row[c]) for c in self.columns])
+                self._file.flush()
 
     def close(self, interrupted: bool) -> None:
         if self._file is None:
             return
-        self._file.close()
+        with _writing("sweep.csv"):
+            self._file.close()
         doc = {**self.meta, "interrupted": interrupted, "columns": self.columns,
                "rows": self.rows}
-        (self.out / "sweep.json").write_text(  # type: ignore[operator]
-            json.dumps(doc, indent=1, default=str, allow_nan=True) + "\n", encoding="utf-8")
+        with _writing("sweep.json"):
+            write_atomically(self.out / "sweep.json",  # type: ignore[operator]
+                             json.dumps(doc, indent=1, default=str, allow_nan=True) + "\n")
+
+
+@contextlib.contextmanager
+def _writing(name: str) -> Iterator[None]:
+    """An ``OSError`` while ``name`` is written (a full disk) as the sweep's
+    :class:`OutputError` (exit status 1: the sweep ran, its table could not be kept)."""
+    try:
+        yield
+    except OSError as exc:
+        error = OutputError(f"output writer failed: {name}: {exc.strerror or exc}")
+        error.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+        raise error from exc
 
 
 def _cell(value: Any) -> Any:
@@ -269,8 +284,6 @@ class Sweep:
         if save_runs and out is None:
             raise RrsError("save_runs needs an output directory (out)")
         out_dir = Path(out) if out is not None else None
-        if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
-            raise RrsError(f"output directory {out_dir}: exists and is not a directory")
         cases = self.cases()
         width = max(4, len(str(len(cases) - 1)))
         # each case's values and where its outputs go; the scenario and the columns,
@@ -287,6 +300,19 @@ class Sweep:
             runner = "1 local worker"
         meta = {"scenario": self.scenario.file, "mode": self.mode,
                 "params": _plain(self.params), "cases": len(cases), "runner": runner}
+        # the directory locked as a drive locks it (a second sweep or drive is refused)
+        lock = prepare_output_dir(out_dir) if out_dir is not None else None
+        try:
+            return self._run_cases(out_dir, cases, tasks, runner, meta, scheduler, workers,
+                                   on_row)
+        finally:
+            if lock is not None:
+                release_output_dir(out_dir, lock)
+
+    def _run_cases(self, out_dir: Path | None, cases: list, tasks: list, runner: str,
+                   meta: dict[str, Any], scheduler: Any, workers: int,
+                   on_row: Callable[[dict[str, Any]], None] | None) -> SweepResult:
+        """:meth:`run`'s cases, once its output directory is locked."""
         writer = _TableWriter(out_dir, self.table_columns, meta)
         pending: dict[int, dict[str, Any]] = {}
         done = 0
@@ -304,7 +330,7 @@ class Sweep:
                 done += 1
 
         wall0 = time.perf_counter()
-        interrupted = False
+        interruption: KeyboardInterrupt | None = None
         try:
             if scheduler is not None:
                 _run_dask(scheduler, self.scenario, self.columns, tasks, collect)
@@ -313,14 +339,15 @@ class Sweep:
             else:
                 for i, (values, case_out) in enumerate(tasks):
                     collect(i, run_case(self.scenario, values, self.columns, case_out))
-        except KeyboardInterrupt:
-            interrupted = True
+        except KeyboardInterrupt as exc:
+            interruption = exc
             for i in sorted(pending):  # finished, but behind an unfinished case
                 writer.write({c: pending[i].get(c) for c in writer.columns})
         finally:
-            writer.close(interrupted)
+            writer.close(interruption is not None)
         return SweepResult(writer.columns, writer.rows, out_dir,
-                           time.perf_counter() - wall0, runner, interrupted, cpu)
+                           time.perf_counter() - wall0, runner, interruption is not None, cpu,
+                           interruption)
 
 
 #: Modules whose presence means a GUI may be open (matplotlib's interactive backends).

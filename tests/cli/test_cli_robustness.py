@@ -107,7 +107,7 @@ def test_an_output_directory_in_use_is_refused_and_a_stale_lock_taken_over(tmp_p
         assert second.returncode == 2
         assert second.stderr.strip() == (
             f"rrs: error: output directory {tmp_path / 'out'}: in use by another running "
-            f"drive (pid {holder.pid}); choose another --out or wait for it to end")
+            f"drive or sweep (pid {holder.pid}); choose another --out or wait for it to end")
     finally:
         holder.kill()
         holder.communicate(timeout=60)

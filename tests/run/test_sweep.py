@@ -204,3 +204,57 @@ def test_scheduler_without_dask_is_a_one_line_error_naming_the_extra(tmp_path: P
     err = capsys.readouterr().err
     assert code == 2 and "rrscore[dask]" in err and err.count("\n") == 1
     assert not (tmp_path / "o").exists()  # refused before anything was written
+
+
+def test_a_second_sweep_into_the_same_output_is_refused(scenario, tmp_path: Path) -> None:
+    # (two sweeps into one --out both exited 0, leaving NUL bytes in sweep.csv)
+    out = tmp_path / "sw"
+    seen = []
+
+    def second_sweep_meanwhile(row: dict) -> None:
+        if not seen:
+            with pytest.raises(RrsError, match="in use by another running drive or sweep"):
+                Sweep(scenario, {"stop.max_time": [1]}).run(out=out)
+        seen.append(row["case"])
+
+    Sweep(scenario, {"stop.max_time": [1, 2]}).run(out=out, on_row=second_sweep_meanwhile)
+    assert seen == [0, 1]
+    rows = read_csv(out / "sweep.csv")
+    assert [r[0] for r in rows[1:]] == ["0", "1"]
+    assert len(json.loads((out / "sweep.json").read_text())["rows"]) == 2
+    assert not (out / ".rrs-drive.lock").exists()
+
+
+def test_an_output_that_cannot_be_written_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    # (a read-only --out was an internal error, exit 1; a directory under a file is
+    # unwritable for root too)
+    (tmp_path / "file").write_text("")
+    assert main(["sweep", str(SCENARIO), "--param", "stop.max_time=1",
+                 "--out", str(tmp_path / "file" / "sw")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write there: Not a directory" in err and err.count("\n") == 1
+
+
+def test_sigterm_ends_a_sweep_with_143_keeping_the_finished_rows(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "sw"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rrscore.cli.main", "sweep", str(SCENARIO), "--param",
+         "stop.max_time=" + ",".join(["60"] * 400), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    end = time.monotonic() + 120
+    while time.monotonic() < end:  # until a few rows are written
+        if (out / "sweep.csv").is_file() and (out / "sweep.csv").read_text().count("\n") > 3:
+            break
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert "interrupted; results so far were kept (SIGTERM)" in err
+    rows = read_csv(out / "sweep.csv")
+    assert 3 <= len(rows) - 1 < 400
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["interrupted"] is True and len(doc["rows"]) == len(rows) - 1
