@@ -34,7 +34,7 @@ from ..model.errors import RrsError
 from ..run.drive import Drive
 from ..run.files import save_figure
 from ..run.scenario import Scenario
-from .sensors import LogError, RecordedDrive, SensorLayout, crossings, read_log
+from .sensors import LogError, RecordedDrive, SensorLayout, crossings, open_csv, read_log
 
 
 @dataclass
@@ -63,7 +63,7 @@ def load_record(path: str | Path) -> Record:
     if not p.is_file():
         raise LogError(f"{path}: not found, expected a drive's output directory, a time "
                        "series CSV or a sensor log")
-    with p.open(newline="", encoding="utf-8") as fh:
+    with open_csv(p) as fh:
         header = next(csv.reader(fh), [])
     if "kind" in header:
         log = read_log(p)
@@ -76,7 +76,7 @@ def load_record(path: str | Path) -> Record:
         raise LogError(f"{p}: line 1: found columns {header}, expected time_s and speed_mps "
                        "(a time series) or a sensor log")
     rows = []
-    with p.open(newline="", encoding="utf-8") as fh:
+    with open_csv(p) as fh:
         reader = csv.DictReader(fh)
         for row in reader:
             try:

@@ -22,13 +22,15 @@ random generator.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import fnmatch
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline
@@ -43,6 +45,20 @@ KINDS = ("hit", "command", "stop")
 
 class LogError(RrsError):
     """A sensor log or sensor layout that cannot be used; names the file and the line."""
+
+
+@contextlib.contextmanager
+def open_csv(path: str | Path) -> Iterator[IO[str]]:
+    """``path`` opened for a CSV reader: text that is not UTF-8, or a field longer than
+    the csv module takes, is a :class:`LogError` naming the file, not an internal error."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8") as fh:
+            yield fh
+    except UnicodeDecodeError as exc:
+        raise LogError(f"{path}: not UTF-8 text ({exc.reason}: byte "
+                       f"{exc.object[exc.start]:#04x}), expected a CSV file") from None
+    except csv.Error as exc:
+        raise LogError(f"{path}: not a CSV file rrs reads: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -187,7 +203,7 @@ def read_log(path: str | Path, layout: SensorLayout | None = None) -> SensorLog:
     if not p.is_file():
         raise LogError(f"{path}: sensor log not found")
     log = SensorLog(source=str(path))
-    with p.open(newline="", encoding="utf-8") as fh:
+    with open_csv(p) as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in ("run", "kind", "time_s") if c not in (reader.fieldnames or [])]
         if missing:
@@ -249,7 +265,7 @@ class RecordedDrive:
         pattern = re.compile(rf"(?:^|[ :,]){re.escape(control)}=([-+0-9.eE]+)")
         events = d / "events.csv"
         if events.is_file():
-            with events.open(newline="", encoding="utf-8") as fh:
+            with open_csv(events) as fh:
                 for row in csv.DictReader(fh):
                     if row.get("event") != "driver":
                         continue
@@ -260,7 +276,7 @@ class RecordedDrive:
 
 
 def _read_columns(path: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
-    with path.open(newline="", encoding="utf-8") as fh:
+    with open_csv(path) as fh:
         reader = csv.reader(fh)
         header = next(reader, [])
         missing = [n for n in names if n not in header]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import signal
 import sys
@@ -318,6 +319,8 @@ def _new(args: argparse.Namespace) -> int:
 def _sensors(args: argparse.Namespace) -> int:
     from ..calibration.sensors import RecordedDrive, load_layout, log_summary, synthetic_log
 
+    if args.seed < 0:
+        raise RrsError(f"--seed: found {args.seed}, expected a whole number >= 0")
     layout = load_layout(args.route or args.runs[0], args.sensors)
     drives = [RecordedDrive.from_dir(d, args.control) for d in args.runs]
     log = synthetic_log(drives, layout, args.repeats, args.noise, args.miss, args.seed)
@@ -364,15 +367,16 @@ def _length(text: str, what: str, layout=None) -> float:
     if layout is not None and text in layout:
         return layout.position(text)
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        pass
-    try:
-        return float(parse_quantity(text, "m"))
-    except ValueError:
+        try:
+            value = float(parse_quantity(text, "m"))
+        except ValueError:
+            value = math.nan
+    if not math.isfinite(value):
         raise RrsError(f"{what}: found {text!r}, expected a position in metres (5300 or "
-                       "'5.3 km')" + (" or a point of the route" if layout is not None else "")
-                       ) from None
+                       "'5.3 km')" + (" or a point of the route" if layout is not None else ""))
+    return value
 
 
 def _predict_stop(args: argparse.Namespace) -> int:
@@ -619,6 +623,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1 if getattr(exc, "during_drive", False) else 2
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError) as exc:
+        # a file named on the command line that cannot be read or written (those of a
+        # drive are the drive's own errors): the file and why, not an internal error
+        if debug:
+            traceback.print_exception(exc)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"rrs: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # output piped into a reader that stopped (| head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

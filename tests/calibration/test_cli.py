@@ -46,6 +46,22 @@ def test_sensors_calibrate_predict(levels_run, tmp_path, capsys):
     (lambda p: p.write_text("[[level]]\nlevel = 1\nvelocity_mps = 2.0\n"),
      ["predict-stop", "{f}", "--level", "1", "--target", "100"],
      "level 1 has no stop distance"),
+    # (issue 50: each of these was an internal error, exit 1)
+    (lambda p: p.write_bytes(b"\xff\xfe run,kind\n"),
+     ["calibrate", "{f}", "--route", str(SENSOR_LINE), "--out", "{d}/m.toml"],
+     "{f}: not UTF-8 text (invalid start byte: byte 0xff)"),
+    (lambda p: p.write_text("run,kind,sensor,time_s\na,hit,S01," + "9" * 200_000 + "\n"),
+     ["calibrate", "{f}", "--route", str(SENSOR_LINE), "--out", "{d}/m.toml"],
+     "{f}: not a CSV file rrs reads: field larger than field limit"),
+    (lambda p: p.write_bytes(b"time_s,speed_mps\n0,\xff\n"),
+     ["fit", str(CONFIGS / "scenarios" / "calibration_coastdown.toml"), "--data", "{f}",
+      "--params", "train.vehicles[0].config.params.F_max", "--out", "{d}/fit"],
+     "{f}: not UTF-8 text"),
+    (lambda p: None, ["sensors", "{d}", "--out", "{d}/log.csv", "--seed", "-1"],
+     "--seed: found -1, expected a whole number >= 0"),
+    (lambda p: p.write_text("[[level]]\nlevel = 1\nvelocity_mps = 2.0\n"),
+     ["predict-stop", "{f}", "--level", "1", "--target", "nan"],
+     "--target: found 'nan', expected a position in metres"),
 ])
 def test_bad_inputs_give_one_line_and_status_2(tmp_path, capsys, make, args, message):
     f = tmp_path / "input.csv"
@@ -55,3 +71,11 @@ def test_bad_inputs_give_one_line_and_status_2(tmp_path, capsys, make, args, mes
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert message.format(f=f) in err
+
+
+def test_an_output_under_a_file_is_one_line_and_status_2(levels_run, tmp_path, capsys):
+    # (issue 50: a NotADirectoryError, reported as an internal error with exit 1)
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "log.csv"
+    assert main(["sensors", str(levels_run), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"rrs: error: {out}: Not a directory\n"
