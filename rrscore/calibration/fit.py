@@ -33,7 +33,7 @@ from ..model.config import lookup_path
 from ..model.errors import RrsError
 from ..run.drive import Drive
 from ..run.files import save_figure
-from ..run.scenario import Scenario
+from ..run.scenario import MAX_TIME, Scenario
 from .sensors import LogError, RecordedDrive, SensorLayout, crossings, open_csv, read_log
 
 
@@ -80,10 +80,17 @@ def load_record(path: str | Path) -> Record:
         reader = csv.DictReader(fh)
         for row in reader:
             try:
-                rows.append((float(row["time_s"]), float(row["speed_mps"])))
+                t, v = float(row["time_s"]), float(row["speed_mps"])
             except (TypeError, ValueError):
                 raise LogError(f"{p}: line {reader.line_num}: expected numbers in time_s and "
                                "speed_mps") from None
+            if not (math.isfinite(v) and 0.0 <= t <= MAX_TIME):
+                # (the drives fitted to it run as long as it: a time past any drive's
+                # end is the series' fault, not the scenario's stop.max_time)
+                raise LogError(f"{p}: line {reader.line_num}: found time_s {t:g}, speed_mps "
+                               f"{v:g}; expected a time from 0 to {MAX_TIME:g} s and a "
+                               "finite speed")
+            rows.append((t, v))
     data = np.array(rows, dtype=float).reshape(-1, 2)
     return Record("series", data[:, 0], data[:, 1], (), str(p))
 

@@ -257,7 +257,7 @@ class KinematicModel:
                 changes[(c.start, c.end)] = c
         except KeyError as exc:
             raise RrsError(f"{path}: {where}: missing key {exc.args[0]!r}") from None
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # (int of an infinity)
             raise RrsError(f"{path}: {where}: {exc}") from None
         if not levels:
             raise RrsError(f"{path}: found no [[level]] tables, expected a kinematic model "

@@ -266,12 +266,16 @@ class RecordedDrive:
         events = d / "events.csv"
         if events.is_file():
             with open_csv(events) as fh:
-                for row in csv.DictReader(fh):
+                reader = csv.DictReader(fh)
+                for row in reader:
                     if row.get("event") != "driver":
                         continue
                     m = pattern.search(row.get("detail") or "")
                     if m:
-                        commands.append((float(row["time_s"]), int(round(float(m.group(1))))))
+                        where = f"{events}: line {reader.line_num}"
+                        level = _number(m.group(1), control, where)
+                        commands.append((_number(row.get("time_s") or "", "time_s", where),
+                                         int(round(level))))
         return cls(series["time_s"], series["front_m"], series["speed_mps"], commands, d.name)
 
 

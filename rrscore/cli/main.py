@@ -316,11 +316,18 @@ def _new(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Runs per drive ``rrs sensors`` makes at most: far more than an experiment repeats (ten
+#: million ran on as if hung).
+MAX_REPEATS = 10_000
+
+
 def _sensors(args: argparse.Namespace) -> int:
     from ..calibration.sensors import RecordedDrive, load_layout, log_summary, synthetic_log
 
     if args.seed < 0:
         raise RrsError(f"--seed: found {args.seed}, expected a whole number >= 0")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise RrsError(f"--repeats: found {args.repeats}, expected 1 to {MAX_REPEATS}")
     layout = load_layout(args.route or args.runs[0], args.sensors)
     drives = [RecordedDrive.from_dir(d, args.control) for d in args.runs]
     log = synthetic_log(drives, layout, args.repeats, args.noise, args.miss, args.seed)
@@ -404,6 +411,8 @@ def _fit(args: argparse.Namespace) -> int:
         except ValueError:
             raise RrsError(f"--initial: found {args.initial!r}, expected numbers (SI) "
                            "separated by commas") from None
+        if not all(math.isfinite(v) for v in initial):
+            raise RrsError(f"--initial: found {args.initial!r}, expected finite numbers")
         if len(initial) != len(names):
             raise RrsError(f"--initial: found {len(initial)} values, expected one per "
                            f"parameter ({len(names)})")

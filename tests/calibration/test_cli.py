@@ -79,3 +79,41 @@ def test_an_output_under_a_file_is_one_line_and_status_2(levels_run, tmp_path, c
     out = tmp_path / "file" / "log.csv"
     assert main(["sensors", str(levels_run), "--out", str(out)]) == 2
     assert capsys.readouterr().err == f"rrs: error: {out}: Not a directory\n"
+
+
+def test_more_bad_values_are_one_line_errors_naming_file_line_or_option(levels_run, tmp_path,
+                                                                        capsys):
+    # (issue 50: an OverflowError, a hang, a nan start, a bound blamed on the scenario)
+    model = tmp_path / "model.toml"
+    model.write_text("[[level]]\nlevel = 1\nvelocity_mps = 2.0\nvelocity_n = -inf\n")
+    assert main(["predict-stop", str(model), "--level", "1", "--target", "100"]) == 2
+    assert f"{model}: level[0]: cannot convert float infinity to integer" in \
+        capsys.readouterr().err
+    assert main(["sensors", str(levels_run), "--out", str(tmp_path / "l.csv"),
+                 "--repeats", "10000000"]) == 2
+    assert "--repeats: found 10000000, expected 1 to 10000" in capsys.readouterr().err
+    series = tmp_path / "series.csv"
+    series.write_text("time_s,speed_mps\n0,0\n1e12,1\n")
+    fit = ["fit", str(CONFIGS / "scenarios" / "calibration_coastdown.toml"), "--data",
+           str(series), "--params", "train.vehicles[0].config.params.F_max",
+           "--out", str(tmp_path / "fit")]
+    assert main(fit) == 2
+    assert f"{series}: line 3: found time_s 1e+12" in capsys.readouterr().err
+    series.write_text("time_s,speed_mps\n0,0\n1,1\n")
+    assert main([*fit, "--initial", "nan"]) == 2
+    assert "--initial: found 'nan', expected finite numbers" in capsys.readouterr().err
+
+
+def test_a_command_level_past_any_number_in_events_csv_names_the_file_and_line(
+        levels_run, tmp_path, capsys):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(levels_run, run)
+    events = (run / "events.csv").read_text().splitlines()
+    k = next(i for i, line in enumerate(events) if "level=" in line)
+    events[k] = events[k].replace("level=", "level=1e999 was ", 1)
+    (run / "events.csv").write_text("\n".join(events) + "\n")
+    assert main(["sensors", str(run), "--out", str(tmp_path / "l.csv")]) == 2
+    assert f"{run / 'events.csv'}: line {k + 1}: level: found '1e999', expected a finite " \
+        "number" in capsys.readouterr().err
