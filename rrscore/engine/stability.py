@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ..model.errors import PLUGIN_FAILURES, plugin_failure
+
 #: The probe of each coupling's force law: deflections beyond its free range (m), points
 #: over the whole travel, the deflection rates (m/s) and the differences' steps.
 BEYOND = 0.3
@@ -67,7 +69,11 @@ def fastest_mode(system: Any) -> tuple[float, str]:
     k, c = np.zeros(n - 1), np.zeros(n - 1)
     for (model, idx), adapter in zip(tr.couplings.groups, system.coupler_adapters,
                                      strict=True):
-        k[idx], c[idx] = coupling_slopes(model, adapter)
+        try:
+            k[idx], c[idx] = coupling_slopes(model, adapter)
+        except PLUGIN_FAILURES as exc:  # (a plugin's model, probed before the drive)
+            raise plugin_failure(f"coupler model {type(model).type_name!r} in force(), "
+                                 "probed for the fixed step's limit", exc, 0.0) from exc
     ends_k, ends_c = np.zeros(n), np.zeros(n)
     ends_k[:-1] += k
     ends_k[1:] += k

@@ -527,3 +527,23 @@ def test_a_coupler_model_raising_for_one_coupling_is_reported_for_that_coupling(
     assert "coupler model 'picky' (picky@" in proc.stderr
     assert "in force() for coupling 1 raised ValueError: picky coupler overstretched, " \
         "at t = 0.000 s" in proc.stderr
+
+
+SNAPPY_COUPLER = BRITTLE_COUPLER.replace(
+    "    p.calls[0] += 1.0  # a count kept in the record, so that it counts compiled too\n"
+    "    if p.calls[0] >= 3000.0:\n", "    if d[0] > 0.25:\n").replace(
+    '"brittle"', '"snappy"').replace("brittle coupler snapped", "snappy coupler snapped")
+
+
+def test_a_coupler_model_raising_when_probed_for_a_fixed_step_is_named(tmp_path: Path) -> None:
+    # rk4's step limit probes each force law 0.3 m beyond its free range, before the drive
+    proc = _drive_with_coupler(
+        tmp_path, "snappy", SNAPPY_COUPLER,
+        f"[[scenario.train.vehicles]]\nconfig = {toml_path(LOCO)}\ncount = 2\n"
+        '[scenario.solver]\nmethod = "rk4"\nstep = "1 ms"\n'
+        '[scenario.stop]\nmax_time = "1 s"\n')
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and "Traceback" not in line, line
+    assert "coupler model 'snappy' in force(), probed for the fixed step's limit raised " \
+        "ZeroDivisionError: snappy coupler snapped" in line
