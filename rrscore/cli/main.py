@@ -8,12 +8,14 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import sys
 import time
 import tomllib
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ..api import drive, load_drive, load_scenario, validate_file
 from ..jit import compile_notice
@@ -428,6 +430,19 @@ def _fit(args: argparse.Namespace) -> int:
     return 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of ``rrs`` is
+    (argparse prints its usage first): the command, what was wrong and where the help is.
+    A value that begins with ``-`` (``--initial -1e30``) reads as an option: the line says
+    to write it after ``=``."""
+
+    def error(self, message: str) -> NoReturn:
+        option = re.fullmatch(r"argument (--[\w-]+)(?:/\S+)?: expected one argument", message)
+        hint = (f"; a value that begins with '-' goes after '=' ({option.group(1)}=-1)"
+                if option else "")
+        self.exit(2, f"rrs: error: {self.prog}: {message}{hint} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``rrs``."""
     from importlib.metadata import PackageNotFoundError, version
@@ -437,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     except PackageNotFoundError:  # run from a source tree that is not installed
         release = "unknown"
     raw = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="rrs", description="rrscore: rail-vehicle physics", formatter_class=raw,
         epilog="example:\n  rrs drive configs/scenarios/freight_50.toml --out out/freight_50"
                "\n\n" + EXIT_CODES)

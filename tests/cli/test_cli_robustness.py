@@ -272,3 +272,18 @@ def test_a_signal_whose_exception_is_lost_in_compiled_code_still_ends_the_drive(
     assert summary["stop_reason"] == "interrupted"
     assert calls["n"] == 3  # it ended at once, not at the drive's end
     assert summary["sim_time_s"] < 1300.0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["drive", str(LEVEL)], "rrs: error: rrs drive: the following arguments are required: "
+     "--out (see rrs drive --help)"),
+    (["fit", str(LEVEL), "--data", "x", "--params", "a", "--out", "o", "--initial", "-1e30"],
+     "rrs: error: rrs fit: argument --initial: expected one argument; a value that begins "
+     "with '-' goes after '=' (--initial=-1) (see rrs fit --help)"),
+    (["frobnicate"], "rrs: error: rrs: argument command: invalid choice: 'frobnicate'"),
+])
+def test_a_command_line_error_is_one_line_naming_the_help(args, message):
+    # (issue 50: argparse printed its usage first, three lines and more)
+    proc = rrs(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(message), proc.stderr
