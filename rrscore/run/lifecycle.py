@@ -109,7 +109,7 @@ class LifecycleHooks:
         """The error for ``exc`` raised by ``plugin`` in ``hook``; the plugin gets no more
         rows or events. An interruption behind ``exc`` is raised instead."""
         if isinstance(exc, OSError):
-            error: RrsError = _write_failure(exc, t)
+            error: RrsError = write_failure(exc, t)
             error.__cause__ = exc
         elif isinstance(exc, RrsError):
             error = exc
@@ -123,7 +123,11 @@ class LifecycleHooks:
         return error
 
 
-def _write_failure(exc: OSError, t: float) -> OutputError:
-    """The :class:`OutputError` of an output writer whose file could not be written."""
-    name = f"{exc.filename}: " if exc.filename else ""
-    return OutputError(f"output writer failed: {name}{exc.strerror or exc}, at t = {t:.3f} s")
+def write_failure(exc: OSError, t: float | None = None,
+                  name: str | None = None) -> OutputError:
+    """The :class:`OutputError` of an output writer whose file (``name``, else the one
+    ``exc`` names) could not be written, at simulated time ``t`` if given."""
+    name = name or exc.filename
+    where = f"{name}: " if name else ""
+    when = f", at t = {t:.3f} s" if t is not None else ""
+    return OutputError(f"output writer failed: {where}{exc.strerror or exc}{when}")

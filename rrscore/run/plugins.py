@@ -59,6 +59,8 @@ class PluginInfo:
     name: str
     source: str
     provides: dict[str, list[str]] = field(default_factory=dict)
+    #: The version of the installed package it comes from (an entry point's), if any.
+    version: str | None = None
 
 
 @dataclass
@@ -170,6 +172,7 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     sources: dict[str, str] = {}
+    versions: dict[str, str] = {}  # an entry point's package version, by plugin name
 
     for modname in DEFAULT_PLUGINS:
         module = importlib.import_module(modname)
@@ -193,6 +196,8 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
             sources[ep.name] = f"entry point {ep.value}" + (
                 f" ({dist.name} {dist.version})" if dist is not None else ""
             )
+            if dist is not None:
+                versions[ep.name] = dist.version
 
     dirs = [Path(d) for d in plugin_dirs]
     dirs += [Path(d) for d in os.environ.get(PATH_ENV, "").split(os.pathsep) if d]
@@ -212,7 +217,8 @@ def load_registry(plugin_dirs: Iterable[str | Path] = (), extra: Iterable[Any] =
         sources[name] = "registered from Python"
 
     registry = Registry()
-    infos = {name: PluginInfo(name, sources.get(name, "?")) for name, _ in pm.list_name_plugin()}
+    infos = {name: PluginInfo(name, sources.get(name, "?"), version=versions.get(name))
+             for name, _ in pm.list_name_plugin()}
     for kind, hook_name, attr, check in _KINDS:
         hook = getattr(pm.hook, hook_name)
         for impl in hook.get_hookimpls():

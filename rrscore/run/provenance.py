@@ -85,9 +85,9 @@ def plugins(registry: Any) -> list[dict[str, Any]]:
         if info.source.startswith("built in"):
             continue
         entry = {"name": info.name, "source": info.source}
-        if info.source.startswith("entry point") and info.source.endswith(")"):
-            entry["version"] = info.source.rsplit(" ", 1)[1].rstrip(")")
-        elif Path(info.source).exists():
+        if info.version is not None:
+            entry["version"] = info.version
+        elif Path(info.source).exists():  # a plugin directory's file or package
             entry["sha256"] = files_hash(Path(info.source))
         out.append(entry)
     return out

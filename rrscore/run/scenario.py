@@ -265,15 +265,15 @@ def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:
     t_max = cfg["stop"]["max_time"]
     counts = [("output", "sample_interval", "rows of the time series", MAX_ROWS),
               ("solver", "control_step", "control steps", MAX_STEPS),
-              ("solver", "max_step" if adaptive else "step",
-               "steps at the least" if adaptive else "steps", MAX_STEPS)]
+              ("solver", "max_step" if adaptive else "step", "steps", MAX_STEPS)]
     for section, key, what, most in counts:
         interval = cfg[section][key]
         if t_max / interval > most:
             raise ctx.child(section).child(key).error(
                 f"found {interval:g} s, which over stop.max_time = {t_max:g} s makes "
-                f"{t_max / interval:.3g} {what}; expected at least {t_max / most:.3g} s "
-                f"(at most {most:.0e} {what.split(' at')[0]}), or a shorter stop.max_time")
+                f"{'at least ' if key == 'max_step' else ''}{t_max / interval:.3g} {what}; "
+                f"expected at least {t_max / most:.3g} s (at most {most:.0e} {what}), or a "
+                "shorter stop.max_time")
 
 
 def scenario_from_table(data: dict[str, Any], ctx: Context,

@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import lookup_path
-from ..model.errors import ConfigError, OutputError, RrsError
+from ..model.errors import ConfigError, RrsError
 from .drive import Drive, prepare_output_dir, release_output_dir
 from .files import write_atomically
+from .lifecycle import write_failure
 from .recorder import LineFile
 from .run import Run
 from .scenario import Scenario
@@ -177,7 +178,7 @@ def _writing(name: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        error = OutputError(f"output writer failed: {name}: {exc.strerror or exc}")
+        error = write_failure(exc, name=name)
         error.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
         raise error from exc
 

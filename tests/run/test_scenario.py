@@ -25,7 +25,7 @@ def demo():
      "2.4e+303 rows of the time series"),
     ({"solver.control_step": "1e-300 s"}, "scenario.solver.control_step",
      "2.4e+303 control steps"),
-    ({"solver.max_step": "1e-300 s"}, "scenario.solver.max_step", "steps at the least"),
+    ({"solver.max_step": "1e-300 s"}, "scenario.solver.max_step", "makes at least 2.4e+303 steps"),
     ({"solver.method": "rk4", "solver.step": "1e-9 s"}, "scenario.solver.step",
      "2.4e+12 steps"),
     ({"stop.max_time": "1e308 s"}, "scenario.stop.max_time", "<= 1e+09"),
