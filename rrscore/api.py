@@ -20,6 +20,7 @@ from .model.config import Context, Include, include, load_toml, validate
 from .model.track import ROUTE_SCHEMA, Route
 from .model.train import TRAIN_SCHEMA, Train, resolve_train
 from .model.vehicle import VEHICLE_SCHEMA
+from .plugintrust import Check, check_without_own_plugins, scenario_summary, yard_summary
 from .run.drive import Drive, DriveResult, Progress
 from .run.plugins import Registry, load_registry
 from .run.scenario import Scenario
@@ -45,19 +46,27 @@ def free_car_yard(scenario: Scenario) -> YardScenario | None:
 
 
 def load_scenario(path: str | Path, registry: Registry | None = None,
-                  plugin_dirs: list[str | Path] = ()) -> Scenario:
+                  plugin_dirs: list[str | Path] = (), *,
+                  allow_plugin_dirs: bool = False) -> Scenario:
     """Load and check a scenario file (``[scenario]`` table), its train, vehicles and
     route (:func:`rrscore.run.scenario.load_scenario`); a scenario with ``dynamics =
     "events"`` is checked as the yard the free-car engine runs (:func:`free_car_yard`),
-    so that what that engine cannot run is refused now, naming the key."""
-    scenario = load_train_scenario(path, registry, plugin_dirs)
+    so that what that engine cannot run is refused now, naming the key.
+
+    The file's own ``plugin_dirs`` must lie inside its folder's tree, as on the command
+    line: a scenario someone shared runs no code from elsewhere on your machine unless
+    you say so with ``allow_plugin_dirs=True`` (``rrs --allow-plugin-dirs``). Folders
+    you pass in ``plugin_dirs`` are your own choice: any folder."""
+    scenario = load_train_scenario(path, registry, plugin_dirs,
+                                   allow_plugin_dirs=allow_plugin_dirs)
     free_car_yard(scenario)
     return scenario
 
 
 def load_drive(path: str | Path, registry: Registry | None = None,
                plugin_dirs: list[str | Path] = (),
-               adjust: Callable[[Drivable], Drivable] | None = None) -> Drivable:
+               adjust: Callable[[Drivable], Drivable] | None = None, *,
+               allow_plugin_dirs: bool = False) -> Drivable:
     """What :func:`drive` runs for a file, checked: the :class:`YardScenario` of a yard
     file (``[yard]``) or of a scenario with ``dynamics = "events"``, else the
     :class:`Scenario` the train engine drives.
@@ -65,11 +74,13 @@ def load_drive(path: str | Path, registry: Registry | None = None,
     ``adjust``, if given, is called with the loaded scenario (or yard scenario) and
     returns the one to run (the command line's ``--set``, ``--max-time``): it is applied
     before the decision, so it may change ``dynamics``. ``registry`` is the train
-    scenario's plugins (a yard file loads its own from its ``plugin_dirs``)."""
+    scenario's plugins (a yard file loads its own from its ``plugin_dirs``);
+    ``allow_plugin_dirs`` as in :func:`load_scenario`."""
     if is_yard_file(path):
-        yard = load_yard(path, plugin_dirs=plugin_dirs)
+        yard = load_yard(path, plugin_dirs=plugin_dirs, allow_plugin_dirs=allow_plugin_dirs)
         return adjust(yard) if adjust is not None else yard
-    scenario = load_train_scenario(path, registry, plugin_dirs)
+    scenario = load_train_scenario(path, registry, plugin_dirs,
+                                   allow_plugin_dirs=allow_plugin_dirs)
     if adjust is not None:
         scenario = adjust(scenario)
     yard = free_car_yard(scenario)
@@ -78,7 +89,8 @@ def load_drive(path: str | Path, registry: Registry | None = None,
 
 def drive(scenario_or_path: Drivable | str | Path,
           out: str | Path | None = None, progress: Progress | None = None,
-          wall_limit: float | None = None) -> DriveResult | YardResult:
+          wall_limit: float | None = None, *,
+          allow_plugin_dirs: bool = False) -> DriveResult | YardResult:
     """Run a scenario: a :class:`Scenario`, a :class:`YardScenario`, or the path of a
     scenario or yard file.
 
@@ -87,6 +99,7 @@ def drive(scenario_or_path: Drivable | str | Path,
     summary and the sampled series (:class:`~rrscore.run.drive.DriveResult`).
     ``progress`` is called as ``progress(fraction_done, t, speed)`` as the drive goes on;
     with ``wall_limit``, the drive stops after that many seconds of wall-clock time.
+    ``allow_plugin_dirs`` (for a path) as in :func:`load_scenario`.
 
     A yard file (``[yard]``, :mod:`rrscore.yard.yard`), and a scenario with ``dynamics =
     "events"`` (run as a yard of one track, :mod:`rrscore.yard.eventscenario`), run with
@@ -99,7 +112,7 @@ def drive(scenario_or_path: Drivable | str | Path,
         yard = free_car_yard(scenario_or_path)
         target = scenario_or_path if yard is None else yard
     else:
-        target = load_drive(scenario_or_path)
+        target = load_drive(scenario_or_path, allow_plugin_dirs=allow_plugin_dirs)
     if isinstance(target, YardScenario):
         return drive_yard(target, out, progress, wall_limit)
     return Drive(target).run(out, progress, wall_limit=wall_limit)
@@ -109,10 +122,23 @@ def drive(scenario_or_path: Drivable | str | Path,
 KINDS = ("scenario", "yard", "network", "train", "route", "vehicle")
 
 
-def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
+def validate_file(path: str | Path, plugin_dirs: list[str | Path] = (), *,
+                  allow_plugin_dirs: bool = False) -> str:
     """Check any config file (its kind is its top-level table, one of :data:`KINDS`);
     return a one-line summary. A scenario is checked as :func:`load_scenario` checks it
-    (with ``dynamics = "events"``, also as the free-car engine's yard)."""
+    (with ``dynamics = "events"``, also as the free-car engine's yard).
+
+    A scenario's or yard's own ``plugin_dirs`` are not imported unless
+    ``allow_plugin_dirs`` (:mod:`rrscore.plugintrust`): what needs their plugins is left
+    unchecked, and the summary then ends "; not checked: vehicle type 'x', ..."."""
+    check = check_file(path, plugin_dirs, allow_plugin_dirs=allow_plugin_dirs)
+    return check.line().removeprefix("ok as far as checked, ").removeprefix("ok, ")
+
+
+def check_file(path: str | Path, plugin_dirs: list[str | Path] = (), *,
+               allow_plugin_dirs: bool = False) -> Check:
+    """:func:`validate_file`'s check, with what was left unchecked apart
+    (:class:`~rrscore.plugintrust.Check`; ``rrs validate`` prints its line)."""
     p = Path(path)
     data = load_toml(p, "config")
     full = str(p.resolve())
@@ -122,28 +148,33 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
         raise ctx.error(
             "found top-level keys " + (", ".join(data) or "(none)")
             + f", expected one of the tables [{'], ['.join(KINDS)}]")
+    if kind in ("scenario", "yard") and not allow_plugin_dirs:
+        partial = check_without_own_plugins(p, kind, plugin_dirs)
+        if partial is not None:
+            return partial
     if kind == "scenario":
-        sc = load_scenario(p, plugin_dirs=plugin_dirs)
-        return (f"scenario {sc.config['name']!r}: {sc.train.count} vehicles, "
-                f"{sc.train.total_mass / 1000:.0f} t, route {sc.route.length:.0f} m")
+        return Check(scenario_summary(load_scenario(p, plugin_dirs=plugin_dirs,
+                                                    allow_plugin_dirs=allow_plugin_dirs)))
     if kind == "yard":
-        yard = load_yard(p, plugin_dirs=plugin_dirs)
-        return (f"yard scenario {yard.config['name']!r}: {yard.cars.length.size} cars in "
-                f"{len(yard.cut_names)} cuts on network {yard.network.name!r}")
+        return Check(yard_summary(load_yard(p, plugin_dirs=plugin_dirs,
+                                            allow_plugin_dirs=allow_plugin_dirs)))
     if kind == "network":
         net = load_network(p)
-        return (f"network {net.name!r}: {len(net.tracks)} tracks, {len(net.switches)} "
-                f"switches, {sum(t.length for t in net.tracks):.0f} m of track")
+        return Check(f"network {net.name!r}: {len(net.tracks)} tracks, "
+                     f"{len(net.switches)} switches, "
+                     f"{sum(t.length for t in net.tracks):.0f} m of track")
     registry = load_registry(plugin_dirs)
     if kind == "route":
         route = Route.from_config(include(full, Include(ROUTE_SCHEMA, what="route",
                                                           file_key="route"), ctx))
-        return f"route {route.name!r}: {len(route.starts)} elements, {route.length:.0f} m"
+        return Check(f"route {route.name!r}: {len(route.starts)} elements, "
+                     f"{route.length:.0f} m")
     if kind == "train":
         body = include(full, Include(TRAIN_SCHEMA, what="train", file_key="train"), ctx)
         resolve_train(body, registry)
         train = Train(body, registry)
-        return f"train {train.name!r}: {train.count} vehicles, {train.total_mass / 1000:.0f} t"
+        return Check(f"train {train.name!r}: {train.count} vehicles, "
+                     f"{train.total_mass / 1000:.0f} t")
     # a vehicle file: check it the way a train would use it
     vehicle = include(full, Include(VEHICLE_SCHEMA, what="vehicle"), ctx)
     body = {"name": "check", "coupling": validate({}, TRAIN_SCHEMA["coupling"].schema, ctx),
@@ -154,8 +185,8 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = ()) -> str:
     resolve_train(body, registry)
     train = Train(body, registry)
     name = vehicle["vehicle"]["name"] or train.batches[0].type_name
-    return f"vehicle {name!r} ({train.batches[0].type_name})"
+    return Check(f"vehicle {name!r} ({train.batches[0].type_name})")
 
 
-__all__ = ["KINDS", "drive", "free_car_yard", "load_drive", "load_scenario",
+__all__ = ["KINDS", "check_file", "drive", "free_car_yard", "load_drive", "load_scenario",
            "validate_file"]

@@ -17,9 +17,9 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from ..api import drive, load_drive, load_scenario, validate_file
+from ..api import check_file, drive, load_drive, load_scenario
 from ..jit import compile_notice
-from ..model.config import describe_schema
+from ..model.config import ALLOW_PLUGIN_DIRS, describe_schema
 from ..model.errors import (
     ConfigError,
     Interrupted,
@@ -83,7 +83,8 @@ class CompileNotice:
 def _drive(args: argparse.Namespace) -> int:
     # rrscore.api decides which engine runs the file: the command line's changes first
     scenario = load_drive(args.scenario, plugin_dirs=args.plugins,
-                          adjust=lambda loaded: _overrides(loaded, args))
+                          adjust=lambda loaded: _overrides(loaded, args),
+                          allow_plugin_dirs=args.allow_plugin_dirs)
     if isinstance(scenario, YardScenario):  # a yard file, or dynamics = "events"
         if args.solver is not None:  # (a yard file's was refused by _overrides)
             raise ConfigError("--solver", None, "found a solver for a scenario with dynamics "
@@ -197,7 +198,8 @@ def _sweep(args: argparse.Namespace) -> int:
         if not columns:
             raise RrsError("--columns: found no names, expected summary keys such as "
                            "sim_time_s,max_speed_mps,energy.drive_J")
-    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins,
+                             allow_plugin_dirs=args.allow_plugin_dirs)
     sweep = Sweep(scenario, params, "zip" if args.zip else "grid", columns)
     n = len(sweep.cases())
     print(f"{scenario.config['name']}: {n} cases ({'zip' if args.zip else 'grid'} of "
@@ -219,7 +221,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     for path in args.files:
-        print(f"{path}: ok, {validate_file(path, plugin_dirs=args.plugins)}")
+        check = check_file(path, args.plugins, allow_plugin_dirs=args.allow_plugin_dirs)
+        print(f"{path}: {check.line()}")
     return 0
 
 
@@ -293,7 +296,8 @@ def _check(reg) -> int:
 def _cab(args: argparse.Namespace) -> int:
     from .cab import cab
 
-    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins,
+                             allow_plugin_dirs=args.allow_plugin_dirs)
     s = cab(scenario, args.out, args.speedup).summary
     print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s, "
           f"{s['distance_m']:.0f} m; outputs in {args.out}/")
@@ -403,7 +407,8 @@ def _predict_stop(args: argparse.Namespace) -> int:
 def _fit(args: argparse.Namespace) -> int:
     from ..calibration.fit import fit, load_record, write_fit
 
-    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins)
+    scenario = load_scenario(args.scenario, plugin_dirs=args.plugins,
+                             allow_plugin_dirs=args.allow_plugin_dirs)
     record = load_record(args.data)
     names = [k.strip() for k in args.params.split(",") if k.strip()]
     initial = None
@@ -468,9 +473,14 @@ def build_parser() -> argparse.ArgumentParser:
                        help="show the traceback of an error as well")
         return p
 
-    def plugin_opt(p: argparse.ArgumentParser) -> None:
+    def plugin_opt(p: argparse.ArgumentParser, scenarios: bool = True) -> None:
         p.add_argument("--plugins", action="append", default=[], metavar="DIR",
                        help="also load plugins from DIR (repeatable)")
+        if scenarios:  # a shared config's plugin_dirs run its author's code
+            p.add_argument(ALLOW_PLUGIN_DIRS, action="store_true",
+                           help="import the plugins of a scenario's or yard's plugin_dirs "
+                                "even from folders outside its own folder (and, for "
+                                "validate, at all)")
 
     p = command("drive", "run a test drive headless",
                 "rrs drive configs/scenarios/freight_50.toml --out out/f50 --max-time '10 min' "
@@ -528,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", action="store_true",
                    help="exercise every vehicle type and coupler model and report API misuse")
-    plugin_opt(p)
+    plugin_opt(p, scenarios=False)
     p.set_defaults(func=_plugins)
 
     p = command("cab", "drive a scenario yourself from the terminal, in real time",

@@ -163,12 +163,29 @@ def resolve_path(base: Path, value: str, ctx: Context) -> Path:
     return (base / value).resolve()
 
 
+#: The command-line option that lets a config's ``plugin_dirs`` name folders outside its
+#: own folder's tree (and lets ``rrs validate`` import a config's plugins at all).
+ALLOW_PLUGIN_DIRS = "--allow-plugin-dirs"
+
+
 def resolve_plugin_dirs(cfg: dict[str, Any], ctx: Context,
-                        extra: Iterable[str | Path] = ()) -> tuple[str, ...]:
+                        extra: Iterable[str | Path] = (),
+                        allow_outside: bool = False) -> tuple[str, ...]:
     """Resolve a checked table's ``plugin_dirs`` from its file's folder (in place), and
-    return them followed by ``extra`` (from the command line), each once."""
-    dirs = [str(resolve_path(ctx.base_dir, d, ctx.child("plugin_dirs").child(i)))
-            for i, d in enumerate(cfg["plugin_dirs"])]
+    return them followed by ``extra`` (from the command line), each once.
+
+    A folder outside the tree of the file's folder (after symlinks and ``..``) is a
+    :class:`ConfigError` unless ``allow_outside``: a shared config file must not run code
+    from wherever it likes (see :data:`ALLOW_PLUGIN_DIRS`). Checked before any import."""
+    base = ctx.base_dir.resolve()
+    dirs = []
+    for i, d in enumerate(cfg["plugin_dirs"]):
+        key = ctx.child("plugin_dirs").child(i)
+        found = resolve_path(ctx.base_dir, d, key)
+        if not allow_outside and not found.is_relative_to(base):
+            raise key.error(f"found {d!r}, the folder {str(found)!r}; expected a folder "
+                            f"inside {str(base)!r}, or pass {ALLOW_PLUGIN_DIRS}")
+        dirs.append(str(found))
     cfg["plugin_dirs"] = dirs
     return tuple(dict.fromkeys([*dirs, *(str(Path(d).resolve()) for d in extra)]))
 

@@ -195,12 +195,17 @@ def _adhesion_params(adh: dict) -> dict[str, Any]:
     return {k: adh[k] for k in names if adh.get(k) is not None}
 
 
-def resolve_train(train: dict[str, Any], registry: Any) -> None:
+def resolve_train(train: dict[str, Any], registry: Any,
+                  unchecked: set[str] | None = None) -> None:
     """Check, at load time, what only the plugins can check: each vehicle config's type,
     formulas and ``[params]``, and each coupling's model and params. Fills the checked
     values into ``train`` (a fresh, mutable table), so the scenario that holds it is the
     whole, resolved description; :class:`Train` then builds from it without changing it.
-    """
+
+    With ``unchecked`` (a set), a vehicle type or coupler model ``registry`` lacks is added
+    to it ("vehicle type 'x'", "coupler model 'y'") instead of refused, and what only its
+    plugin can check is left unchecked (``rrs validate`` of a config whose plugins were not
+    imported); the train is then not for building."""
     total = sum(entry["count"] for entry in train["vehicles"])
     if total > MAX_VEHICLES:
         raise source_context(train, "vehicles").error(
@@ -210,6 +215,11 @@ def resolve_train(train: dict[str, Any], registry: Any) -> None:
         veh = cfg["vehicle"]
         ctx = source_context(cfg, "vehicle")
         cls = registry.vehicle_types.get(veh["type"])
+        if cls is None and unchecked is not None:  # what needs no plugin is still checked
+            unchecked.add(f"vehicle type {veh['type']!r}")
+            _check_vehicle_formulas(veh, ctx)
+            check_brake(veh["brake"], ctx.child("brake"))
+            continue
         if cls is None:
             err = _unknown(ctx.child("type"), veh["type"], list(registry.vehicle_types),
                            "vehicle type")
@@ -229,7 +239,15 @@ def resolve_train(train: dict[str, Any], registry: Any) -> None:
             cfg["_checked"] = True
     default = train["coupling"]
     train_ctx = source_context(train, "coupling")
-    _check_coupling(default, registry, train_ctx)
+
+    def known(setting: dict[str, Any]) -> bool:
+        if unchecked is None or setting["model"] in registry.coupler_models:
+            return True
+        unchecked.add(f"coupler model {setting['model']!r}")
+        return False
+
+    if known(default):
+        _check_coupling(default, registry, train_ctx)
     for e_i, entry in enumerate(train["vehicles"]):
         if entry["coupling"] and not entry["coupling"].get("_checked"):
             ctx = source_context(train, "vehicles").child(e_i).child("coupling")
@@ -237,6 +255,8 @@ def resolve_train(train: dict[str, Any], registry: Any) -> None:
             if "params" not in entry["coupling"] and merged["model"] != default["model"]:
                 merged["params"] = {}
             merged = validate(merged, COUPLING_SCHEMA, ctx)
+            if not known(merged):
+                continue
             _check_coupling(merged, registry, ctx)
             merged["_checked"] = True
             entry["coupling"] = merged

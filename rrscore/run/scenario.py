@@ -278,10 +278,15 @@ def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:
 
 def scenario_from_table(data: dict[str, Any], ctx: Context,
                         registry: Registry | None = None,
-                        plugin_dirs: list[str | Path] = ()) -> Scenario:
-    """Check a ``[scenario]`` table and build its train and route."""
+                        plugin_dirs: list[str | Path] = (), *,
+                        allow_plugin_dirs: bool = True) -> Scenario:
+    """Check a ``[scenario]`` table and build its train and route.
+
+    A table built in code is its caller's own, so its ``plugin_dirs`` may name any folder
+    by default; :func:`load_scenario` (a file, perhaps someone else's) refuses folders
+    outside the file's folder unless allowed (``allow_plugin_dirs``)."""
     cfg = validate(data, SCENARIO_SCHEMA, ctx)
-    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs)
+    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs, allow_outside=allow_plugin_dirs)
     if registry is None:
         registry = load_registry(all_dirs)
     solver = cfg["solver"]["method"]
@@ -346,8 +351,15 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
 
 
 def load_scenario(path: str | Path, registry: Registry | None = None,
-                  plugin_dirs: list[str | Path] = ()) -> Scenario:
-    """Load and check a scenario file (``[scenario]`` table), its train, vehicles and route."""
+                  plugin_dirs: list[str | Path] = (), *,
+                  allow_plugin_dirs: bool = False) -> Scenario:
+    """Load and check a scenario file (``[scenario]`` table), its train, vehicles and route.
+
+    The file's ``plugin_dirs`` must be folders inside its own folder's tree (a shared
+    scenario must not run code from elsewhere on the reader's machine), checked before any
+    plugin is imported; ``allow_plugin_dirs=True`` allows any folder (``rrs
+    --allow-plugin-dirs``). ``plugin_dirs`` given here are the caller's own: any folder."""
     table, ctx = load_top_table(path, "scenario")
-    return scenario_from_table(table, ctx, registry, plugin_dirs)
+    return scenario_from_table(table, ctx, registry, plugin_dirs,
+                               allow_plugin_dirs=allow_plugin_dirs)
 

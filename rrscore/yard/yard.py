@@ -244,10 +244,13 @@ def _cars(cuts: list[dict], trains: list[Train], registry: Registry) -> Cars:
 
 
 def yard_from_table(data: dict[str, Any], ctx: Context,
-                    plugin_dirs: list[str | Path] = ()) -> YardScenario:
-    """Check a ``[yard]`` table: its network, cuts, moves and actions."""
+                    plugin_dirs: list[str | Path] = (), *,
+                    allow_plugin_dirs: bool = True) -> YardScenario:
+    """Check a ``[yard]`` table: its network, cuts, moves and actions. Its ``plugin_dirs``
+    may name any folder unless ``allow_plugin_dirs`` is false (then only folders inside
+    the tree of the table's file's folder, as :func:`load_yard` asks by default)."""
     cfg = validate(data, YARD_SCHEMA, ctx)
-    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs)
+    all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs, allow_outside=allow_plugin_dirs)
     registry = load_registry(all_dirs)
     network = Network(cfg["network"])
     names: dict[str, int] = {}
@@ -322,10 +325,13 @@ def yard_from_table(data: dict[str, Any], ctx: Context,
     return scenario
 
 
-def load_yard(path: str | Path, plugin_dirs: list[str | Path] = ()) -> YardScenario:
-    """Load and check a yard scenario file (a ``[yard]`` table)."""
+def load_yard(path: str | Path, plugin_dirs: list[str | Path] = (), *,
+              allow_plugin_dirs: bool = False) -> YardScenario:
+    """Load and check a yard scenario file (a ``[yard]`` table). Its ``plugin_dirs`` must
+    be folders inside its own folder's tree unless ``allow_plugin_dirs`` (as
+    :func:`rrscore.run.scenario.load_scenario`)."""
     table, ctx = load_top_table(path, "yard")
-    return yard_from_table(table, ctx, plugin_dirs)
+    return yard_from_table(table, ctx, plugin_dirs, allow_plugin_dirs=allow_plugin_dirs)
 
 
 def is_yard_file(path: str | Path) -> bool:

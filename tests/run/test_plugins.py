@@ -173,11 +173,12 @@ def test_scenario_plugin_dirs_relative_to_scenario_file(tmp_path: Path) -> None:
     sc = load_scenario(scenario)
     assert sc.config["plugin_dirs"] == [str((tmp_path / "my_plugins").resolve())]
     assert [b.type_name for b in sc.train.batches] == ["simple_loco", "tram"]
-    # The resolved form runs again from anywhere: the plugin dir is absolute there.
+    # The resolved form runs again from anywhere: the plugin dir is absolute there (outside
+    # the resolved file's own folder, so allowed explicitly).
     sc.write_resolved(tmp_path / "elsewhere.toml")
     (tmp_path / "sub").mkdir()
     (tmp_path / "elsewhere.toml").rename(tmp_path / "sub" / "resolved.toml")
-    again = load_scenario(tmp_path / "sub" / "resolved.toml")
+    again = load_scenario(tmp_path / "sub" / "resolved.toml", allow_plugin_dirs=True)
     assert again.resolved() == sc.resolved()
     result = Drive(again).run()
     assert result.summary["stop_reason"] == "max_time"
@@ -191,7 +192,7 @@ def test_cli_validate_and_drive_find_scenario_plugin_dirs(tmp_path: Path) -> Non
         "[[scenario.train.vehicles]]\nconfig = { vehicle = { type = \"tram\", "
         'empty_mass = "20 t", length = "15 m", num_axis = 2 } }\n',
         extra='plugin_dirs = ["my_plugins"]\n', max_time="1 s")
-    proc = rrs("validate", scenario)
+    proc = rrs("validate", "--allow-plugin-dirs", scenario)  # validate imports only if allowed
     assert proc.returncode == 0, proc.stderr
     assert "ok, scenario 'plugin test': 1 vehicles, 20 t" in proc.stdout
     proc = rrs("drive", scenario, "--out", tmp_path / "out")
