@@ -6,6 +6,20 @@ car, the coupler models, the solvers, the outputs) are registered by import
 (:data:`rrscore.run.plugins.DEFAULT_PLUGINS`); others are found through the
 ``rrscore`` entry-point group and plugin directories.
 
+Plugin directories and trust: importing a plugin runs its code, so a scenario's or
+yard's ``plugin_dirs`` may name only folders inside the tree of that file's own folder
+(judged after symlinks and ``..``): anything else is a config error naming the key,
+before any plugin is imported, unless the user passes ``--allow-plugin-dirs`` (in
+Python, ``allow_plugin_dirs=True`` to ``rrscore.load_scenario``, ``drive``,
+``validate_file``; they refuse by default, like the command line, since a shared file
+is as untrusted there). ``rrs validate`` imports no config's own plugin folder unless
+allowed: it checks what needs none of their plugins and names, on its one line, the
+vehicle types, coupler models or solver it left unchecked. Folders the user names
+(``--plugins DIR``, ``RRS_PLUGIN_PATH``, ``plugin_dirs=`` from Python) are imported
+wherever they are. A drive's ``scenario.resolved.toml`` names its plugin folders by
+absolute path, so running it again from its output folder needs
+``--allow-plugin-dirs``.
+
 Two kinds of hooks:
 
 * components (``rrs_vehicle_types``, ``rrs_coupler_models``, ``rrs_solvers``):
