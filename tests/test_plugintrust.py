@@ -281,3 +281,34 @@ def test_validate_imports_no_plugin_dir_of_a_yard(tmp_path: Path) -> None:
     assert validate_file(path, allow_plugin_dirs=True) == (
         "yard scenario 'shared yard': 2 cars in 1 cuts on network 'junction'")
     assert marker.exists()
+
+
+def test_validate_names_a_coupler_model_and_solver_it_could_not_check(tmp_path: Path) -> None:
+    marker = tmp_path / "IMPORTED"
+    marker_plugin(tmp_path / "plugins", marker)
+    path = scenario_file(tmp_path / "sc.toml", "plugins", car=toml_path(LOCO),
+                         extra='[scenario.solver]\nmethod = "their_solver"\n'
+                               '[scenario.train.coupling]\nmodel = "their_gear"\n')
+    assert validate_file(path).endswith(
+        "; not checked: coupler model 'their_gear', solver 'their_solver' (from its "
+        "plugin_dirs, whose plugins were not imported: check them with --allow-plugin-dirs)")
+    assert not marker.exists()
+    with pytest.raises(ConfigError) as err:  # imported, the folder has no such solver
+        validate_file(path, allow_plugin_dirs=True)
+    assert err.value.key == "scenario.solver.method"
+
+
+def test_rrs_validate_and_drive_refuse_a_yard_with_an_outside_plugin_dir(tmp_path: Path) -> None:
+    marker = tmp_path / "IMPORTED"
+    marker_plugin(tmp_path / "elsewhere" / "plugins", marker)
+    path = yard_file(tmp_path / "share" / "yard.toml", "../elsewhere/plugins")
+    for command in (("validate", path), ("drive", path, "--out", tmp_path / "out")):
+        proc = rrs(*command)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"rrs: error: {path}: yard.plugin_dirs[0]: found ")
+        assert proc.stderr.count("\n") == 1
+    assert not marker.exists()
+    proc = rrs("validate", "--allow-plugin-dirs", path)
+    assert proc.stdout == f"{path}: ok, yard scenario 'shared yard': 2 cars in 1 cuts on " \
+                          "network 'junction'\n", proc.stderr
+    assert marker.exists()
