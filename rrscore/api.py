@@ -132,7 +132,7 @@ def validate_file(path: str | Path, plugin_dirs: list[str | Path] = (), *,
     ``allow_plugin_dirs`` (:mod:`rrscore.plugintrust`): what needs their plugins is left
     unchecked, and the summary then ends "; not checked: vehicle type 'x', ..."."""
     check = check_file(path, plugin_dirs, allow_plugin_dirs=allow_plugin_dirs)
-    return check.line().removeprefix("ok as far as checked, ").removeprefix("ok, ")
+    return check.text()
 
 
 def check_file(path: str | Path, plugin_dirs: list[str | Path] = (), *,

@@ -34,14 +34,18 @@ class Check:
     summary: str
     unchecked: tuple[str, ...] = ()
 
+    def text(self) -> str:
+        """The summary, followed by what was not checked and how to check it, if any."""
+        if not self.unchecked:
+            return self.summary
+        return (f"{self.summary}; not checked: {', '.join(self.unchecked)} (from its "
+                "plugin_dirs, whose plugins were not imported: check them with "
+                f"{ALLOW_PLUGIN_DIRS})")
+
     def line(self) -> str:
         """The line ``rrs validate`` prints after the file's name: "ok, ..." only for a
-        file checked whole."""
-        if not self.unchecked:
-            return f"ok, {self.summary}"
-        return (f"ok as far as checked, {self.summary}; not checked: "
-                f"{', '.join(self.unchecked)} (from its plugin_dirs, whose plugins were not "
-                f"imported: check them with {ALLOW_PLUGIN_DIRS})")
+        file checked whole, "ok as far as checked, ..." for one checked in part."""
+        return f"{'ok as far as checked' if self.unchecked else 'ok'}, {self.text()}"
 
 
 def scenario_summary(scenario: Scenario) -> str:
