@@ -254,6 +254,25 @@ def test_drive_runs_a_yard_file_and_lists_its_outputs(tmp_path: Path) -> None:
     assert (tmp_path / "plan.png").read_bytes().startswith(PNG_MAGIC)
 
 
+@pytest.mark.parametrize("restitution", ["0.1", "0.134", "0.2"])
+def test_drive_runs_the_buffer_stop_yard_to_rest_at_any_dull_restitution(
+        restitution: str, tmp_path: Path, in_process, capsys) -> None:
+    # the three cars strike the stop buffer to buffer: their bounces off the stop and off
+    # each other shrink without end at one instant (this stopped the drive with "impacts
+    # at t = 26.516 s do not settle"); they settle into resting contact and the drive
+    # ends at standstill with the cut against the stop (the straight leg's end, 200 m)
+    code = in_process("drive", CONFIGS / "yards" / "buffer_stop.toml", "--set",
+                      f"restitution={restitution}", "--out", tmp_path)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads((tmp_path / "summary.json").read_text())["stop_reason"] == "standstill"
+    last = list(csv.DictReader((tmp_path / "positions.csv").open()))[-1]
+    assert float(last["speed_mps"]) == 0.0 and float(last["front_offset_m"]) == 200.0
+    details = [r["detail"] for r in csv.DictReader((tmp_path / "events.csv").open())
+               if r["kind"] == "buffer stop"]
+    assert details[0].startswith("at 1.771 m/s") and "stays against it" in details[-1]
+
+
 def test_drive_sets_a_key_of_a_yard_file_and_refuses_a_solver(tmp_path: Path) -> None:
     proc = rrs("drive", CONFIGS / "yards" / "buffer_stop.toml", "--set", "stop.max_time=3",
                "--out", tmp_path / "short")
