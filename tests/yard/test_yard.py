@@ -15,6 +15,7 @@ from conftest import CONFIGS, car_config
 from rrscore.model.config import Context
 from rrscore.model.errors import ConfigError, OutputError
 from rrscore.run.drive import LOCK_NAME, prepare_output_dir, release_output_dir
+from rrscore.yard.freecars import REST_SPEED
 from rrscore.yard.yard import load_yard, yard_from_table
 from rrscore.yard.yarddrive import drive_yard
 from rrscore.yard.yardrun import YardRun
@@ -248,6 +249,29 @@ def test_a_hand_brake_holds_a_car_on_20_permille_and_it_rolls_freely_once_releas
     assert v[0] == pytest.approx(-a * 10.0, rel=1e-9)
     assert x[0] == pytest.approx(x0[0] - a * 50.0, rel=1e-9)
     assert [e.detail for e in run.events if e.kind == "hand brakes"] == ["off"]
+
+
+@pytest.mark.parametrize("restitution", [0.1, 0.134, 0.2])
+def test_a_car_rolling_down_onto_a_buffer_stop_bounces_the_bouncing_ball_sum_and_rests(
+        restitution):
+    # from rest, down 20 per mille onto the stop at the track's start: it strikes at
+    # u = sqrt(2 a d), and bounces ever lower for 2 e u / (a (1 - e)) (less the bounces
+    # under REST_SPEED, cut off: at most 2 e REST_SPEED / (a (1 - e))), then rests on the
+    # stop, which holds the whole pull
+    e = restitution
+    run = yard([cut("car", "t", 200.0, config=FREE_CAR)], network=GRADE_NET,
+               restitution=e, stop={"standstill": False})
+    d = float(run.vehicle_ends()[3][0])  # the rear end's offset: how far it rolls
+    run.advance(120.0)
+    a = PULL / M_EFF
+    u = math.sqrt(2.0 * a * d)
+    hits = [ev.t for ev in run.events if ev.kind == "buffer stop"]
+    assert hits[0] == pytest.approx(math.sqrt(2.0 * d / a), rel=1e-9)
+    closed = 2.0 * e * u / (a * (1.0 - e))
+    assert 0.0 <= closed - (hits[-1] - hits[0]) <= 2.0 * e * REST_SPEED / (a * (1.0 - e))
+    _, x, v, _ = run._state()
+    assert v[0] == 0.0
+    assert run.engines[0].stop_forces()[0] == pytest.approx(PULL, rel=1e-9)
 
 
 @pytest.mark.parametrize("chock_friction", [0.2, 0.05])
