@@ -109,8 +109,15 @@ def _drive(args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
-    if "error" in s:  # the solver failed or the drive made no progress
-        print(f"rrs: error: drive ended ({s['stop_reason']}): {s['error']}", file=sys.stderr)
+    return _ended(s)
+
+
+def _ended(summary: dict) -> int:
+    """The exit status of a drive that ended without raising: 1, with the error, where it
+    failed all the same (the solver failed, the drive made no progress)."""
+    if "error" in summary:
+        print(f"rrs: error: drive ended ({summary['stop_reason']}): {summary['error']}",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -134,7 +141,7 @@ def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
-    return 0
+    return _ended(s)
 
 
 def _overrides(scenario, args: argparse.Namespace):

@@ -132,8 +132,11 @@ class CouplingSetup:
     def free_range(self) -> tuple[np.ndarray, np.ndarray]:
         """The slack range ``(lo, hi)`` of every coupling."""
         lo, hi = np.zeros(self.count), np.zeros(self.count)
-        for model, idx in self.groups:
-            lo[idx], hi[idx] = model.free_range()
+        for (model, idx), origin in zip(self.groups, self.origins, strict=True):
+            couplings = describe_vehicles(idx).replace("vehicle", "coupling")
+            with plugin_call(f"coupler model {type(model).type_name!r} ({origin}) in "
+                             f"free_range(), for {couplings}"):
+                lo[idx], hi[idx] = model.free_range()
         return lo, hi
 
     def kinks(self) -> np.ndarray:

@@ -46,13 +46,115 @@ class DriveResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Drive:
+class Lifecycle:
+    """The run lifecycle every drive goes through, a train's (:class:`Drive`) and a
+    yard's (:class:`~rrscore.yard.yarddrive.YardDrive`): the output directory locked
+    while it runs; ``rrs_drive_start`` first; an interruption (Ctrl-C, a signal) or an
+    error (a plugin, an output writer, the engine) ends the drive where it is, with its
+    outputs so far; the end-of-drive outputs (``rrs_drive_end``) under
+    :func:`~rrscore.model.errors.writing_outputs`, so that a signal then waits for them;
+    then the interruption or error is raised again.
+
+    A subclass sets ``run_`` (the run: its ``t`` and ``stop_reason``) and implements
+    :meth:`_advance` and :meth:`_end`. Plugins get the drive object on every hook: its
+    ``scenario``, ``out_dir``, ``columns``, ``store`` and ``events``."""
+
+    def __init__(self, scenario: Any, hooks: LifecycleHooks) -> None:
+        self.scenario = scenario
+        self._hooks = hooks
+        self.run_: Any = None
+        self.columns: list[str] = []
+        self.out_dir: Path | None = None
+        #: Per-drive state of plugins on the lifecycle hooks, by plugin name.
+        self.store: dict[str, Any] = {}
+        self.events: list[Any] = []
+        self._lock = None
+
+    def run(self, out: str | Path | None = None, progress: Progress | None = None,
+            chunk: float | None = None, wall_limit: float | None = None) -> Any:
+        """Run to a stop condition; write outputs to ``out`` if given. ``progress`` is
+        called every ``chunk`` seconds of simulated time (a 200th of the run by default),
+        and last with fraction 1.0 however the drive ends. With ``wall_limit``, the drive
+        stops (``stop_reason`` "wall_limit") after that many seconds of wall-clock time.
+
+        An interruption (Ctrl-C, or a signal raising
+        :class:`~rrscore.errors.Interrupted`) or a failing plugin ends the drive with
+        the outputs written so far and the summary, then re-raises; a failing solver
+        ends it with ``stop_reason`` "solver failed" and the solver's message.
+        ``out`` is refused (:class:`~rrscore.errors.OutputError`, before the drive
+        starts) if it cannot be written or another running drive is writing there.
+        """
+        self.out_dir = Path(out) if out is not None else None
+        self._prepare()
+        self._lock = None
+        if self.out_dir is not None:
+            self._lock = prepare_output_dir(self.out_dir)
+        try:
+            return self._run(progress, chunk, wall_limit)
+        finally:
+            if self._lock is not None:
+                release_output_dir(self.out_dir, self._lock)
+                self._lock = None
+
+    def _prepare(self) -> None:
+        """Before the output directory is taken: what the drive needs to know of it."""
+
+    def _advance(self, progress: Progress | None, chunk: float | None,
+                 wall_limit: float | None, wall0: float) -> None:
+        """Run the drive on to its end (a stop condition, or ``wall_limit`` seconds of
+        wall-clock time from ``wall0``)."""
+        raise NotImplementedError
+
+    def _stopped(self, reason: str, exc: BaseException) -> None:
+        """The drive was ended by ``exc``: its ``stop_reason`` is ``reason``."""
+        self.run_.stop_reason = reason
+
+    def _end(self, error: BaseException | None, progress: Progress | None,
+             wall: float) -> Any:
+        """The drive's end (``error``: what ended it, if anything): its result, after
+        ``rrs_drive_end`` and the end-of-drive outputs."""
+        raise NotImplementedError
+
+    def _run(self, progress: Progress | None, chunk: float | None,
+             wall_limit: float | None) -> Any:
+        error: BaseException | None = None
+        wall0 = time.perf_counter()
+        try:
+            self._hooks.call("rrs_drive_start", self.run_.t, drive=self)
+            self._advance(progress, chunk, wall_limit, wall0)
+        except KeyboardInterrupt as exc:
+            self._stopped("interrupted", exc)
+            error = exc
+        except SystemError as exc:
+            interruption = interruption_behind(exc)
+            if interruption is None:
+                raise
+            self._stopped("interrupted", interruption)
+            error = interruption
+        except RrsError as exc:
+            self._stopped("error", exc)
+            error = exc
+            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+        try:
+            with writing_outputs():  # a signal now waits for them (a second cuts them off)
+                result = self._end(error, progress, time.perf_counter() - wall0)
+        except KeyboardInterrupt as exc:
+            error = error or exc
+        except RrsError as exc:
+            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
+            error = error or exc
+        if error is not None:
+            raise error
+        return result
+
+
+class Drive(Lifecycle):
     """A test drive: one :class:`Run` of a scenario and its outputs. Most users call
     :func:`rrscore.drive` instead."""
 
     def __init__(self, scenario: Scenario) -> None:
-        self.scenario = scenario
-        self._hooks = LifecycleHooks(scenario.registry.manager)
+        super().__init__(scenario, LifecycleHooks(scenario.registry.manager))
+
         # the samples' states are kept only where a plugin outside rrscore reads them, and
         # rows are handed on one by one where one reads them one by one (rrs_sample)
         def outside(*hooks: str) -> bool:
@@ -64,9 +166,6 @@ class Drive:
                         on_rows=self._on_rows, states=self._rows_read,
                         each_row=outside("rrs_sample"))
         self.columns = self.run_.columns
-        self.out_dir: Path | None = None
-        #: Per-drive state of plugins on the lifecycle hooks, by plugin name.
-        self.store: dict[str, Any] = {}
         self.events: list[Event] = []
         # the states at the rows being handed on (an array, one row each, or the function
         # that forms them: see sample_states), and the row rrs_sample has
@@ -143,83 +242,44 @@ class Drive:
         self.events.append(event)
         self._hooks.call("rrs_event", event.t, drive=self, event=event)
 
-    def run(self, out: str | Path | None = None, progress: Progress | None = None,
-            chunk: float | None = None, wall_limit: float | None = None) -> DriveResult:
-        """Run to a stop condition; write outputs to ``out`` if given. ``progress`` is
-        called every ``chunk`` seconds of simulated time (a 200th of the run by default),
-        and last with fraction 1.0 however the drive ends. With ``wall_limit``, the drive
-        stops (``stop_reason`` "wall_limit") after that many seconds of wall-clock time.
-
-        An interruption (Ctrl-C, or a signal raising
-        :class:`~rrscore.errors.Interrupted`) or a failing plugin ends the drive with
-        the outputs written so far and the summary, then re-raises; a failing solver
-        ends it with ``stop_reason`` "solver failed" and the solver's message.
-        ``out`` is refused (:class:`~rrscore.errors.OutputError`, before the drive
-        starts) if it cannot be written or another running drive is writing there.
-        """
-        self.out_dir = Path(out) if out is not None else None
+    def _prepare(self) -> None:
         # the samples carry every coupling's force where they are written or a plugin
         # outside rrscore may read them (sample_coupler_forces)
         self.run_.keep_sample_forces(self._rows_read or (
             self.out_dir is not None and self.scenario.config["output"]["coupler_forces"]))
-        self._lock = None
-        if self.out_dir is not None:
-            self._lock = prepare_output_dir(self.out_dir)
-        try:
-            return self._run(progress, chunk, wall_limit)
-        finally:
-            if self._lock is not None:
-                release_output_dir(self.out_dir, self._lock)
-                self._lock = None
 
-    def _run(self, progress: Progress | None, chunk: float | None,
-             wall_limit: float | None) -> DriveResult:
+    def _advance(self, progress: Progress | None, chunk: float | None,
+                 wall_limit: float | None, wall0: float) -> None:
         run = self.run_
-        error: BaseException | None = None
-        wall0 = time.perf_counter()
-        try:
-            self._hooks.call("rrs_drive_start", run.t, drive=self)
-            if progress is None and wall_limit is None:
-                run.advance()
-            else:
-                chunk = chunk or max(run.control_step, run.max_time / 200.0)
-                if wall_limit is not None:  # look at the clock at least every simulated second
-                    chunk = min(chunk, max(run.control_step, 1.0))
-                while run.advance(run.t + chunk) is None:  # pauses at control times only
-                    if progress is not None:
-                        progress(run.t / run.max_time, run.t,
-                                 float(run.work.y[run.system.lay.sv]))
-                    if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
-                        run.stop_reason = "wall_limit"
-                        run.sample_final()
-                        break
-        except KeyboardInterrupt as exc:
-            run.stop_reason, error = "interrupted", exc
-        except SystemError as exc:
-            interruption = interruption_behind(exc)
-            if interruption is None:
-                raise
-            run.stop_reason, error = "interrupted", interruption
-        except RrsError as exc:
-            run.stop_reason, error = "error", exc
-            run.error = str(exc)
-            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
-        try:
-            with writing_outputs():  # a signal now waits for them (a second cuts them off)
-                result = self._end(run, error, progress, time.perf_counter() - wall0)
-        except KeyboardInterrupt as exc:
-            error = error or exc
-        except RrsError as exc:
-            exc.during_drive = True  # type: ignore[attr-defined]  # the CLI's exit status
-            error = error or exc
-        if error is not None:
-            raise error
-        return result
+        if progress is None and wall_limit is None:
+            run.advance()
+            return
+        chunk = chunk or max(run.control_step, run.max_time / 200.0)
+        if wall_limit is not None:  # look at the clock at least every simulated second
+            chunk = min(chunk, max(run.control_step, 1.0))
+        while run.advance(run.t + chunk) is None:  # pauses at control times only
+            if progress is not None:
+                progress(run.t / run.max_time, run.t, float(run.work.y[run.system.lay.sv]))
+            if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
+                run.stop_reason = "wall_limit"
+                run.sample_final()
+                break
 
-    def _end(self, run: Run, error: BaseException | None, progress: Progress | None,
+    def _stopped(self, reason: str, exc: BaseException) -> None:
+        super()._stopped(reason, exc)
+        if isinstance(exc, RrsError):
+            self.run_.error = str(exc)
+
+    def run(self, out: str | Path | None = None, progress: Progress | None = None,
+            chunk: float | None = None, wall_limit: float | None = None) -> DriveResult:
+        """See :meth:`Lifecycle.run`: the :class:`DriveResult`."""
+        return super().run(out, progress, chunk, wall_limit)
+
+    def _end(self, error: BaseException | None, progress: Progress | None,
              wall: float) -> DriveResult:
         """The drive's end: the progress bar full, the final row of a drive that did not
         reach a stop condition, the result and the end-of-drive outputs."""
+        run = self.run_
         if progress is not None:  # the bar ends full however the drive ended
             progress(1.0, run.t, float(run.work.y[run.system.lay.sv]))
         if error is not None:

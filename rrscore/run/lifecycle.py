@@ -36,10 +36,13 @@ PER_ROW = ("rrs_sample", "rrs_sample_rows", "rrs_event")
 
 
 class LifecycleHooks:
-    """One drive's calls of the lifecycle hooks of ``manager``'s plugins."""
+    """One drive's calls of the lifecycle hooks of ``manager``'s plugins, but for the
+    plugins named in ``skip`` (a yard drive's: the train's own output writers)."""
 
-    def __init__(self, manager: pluggy.PluginManager) -> None:
+    def __init__(self, manager: pluggy.PluginManager, skip: frozenset[str] = frozenset()
+                 ) -> None:
         self.manager = manager
+        self.skip = skip
         #: The names of the plugins that raised in this drive.
         self.failed: set[str] = set()
         # per hook: [(function, argument names, plugin name)] in calling order, or the
@@ -80,11 +83,12 @@ class LifecycleHooks:
     def implementers(self, *hooks: str) -> list:
         """The functions that implement any of ``hooks``."""
         return [impl.function for hook in hooks
-                for impl in getattr(self.manager.hook, hook).get_hookimpls()]
+                for impl in getattr(self.manager.hook, hook).get_hookimpls()
+                if impl.plugin_name not in self.skip]
 
     def _resolve(self, hook: str) -> list | pluggy.HookCaller:
         caller = getattr(self.manager.hook, hook)
-        skip = self.failed if hook in PER_ROW else set()
+        skip = self.skip | (self.failed if hook in PER_ROW else set())
         impls = [i for i in caller.get_hookimpls() if i.plugin_name not in skip]
         if any(i.hookwrapper or i.wrapper for i in impls):
             plugins = [self.manager.get_plugin(n) for n in skip]

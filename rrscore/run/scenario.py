@@ -262,14 +262,23 @@ MAX_STEPS = 1e10
 def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:
     """The rows and steps ``stop.max_time`` asks for, within :data:`MAX_ROWS` and
     :data:`MAX_STEPS` (each error names the key that sets the count)."""
+    check_counts(cfg, [("output", "sample_interval", "rows of the time series", MAX_ROWS),
+                       ("solver", "control_step", "control steps", MAX_STEPS),
+                       ("solver", "max_step" if adaptive else "step", "steps", MAX_STEPS)],
+                 ctx)
+
+
+def check_counts(cfg: Mapping[str, Any], counts: list[tuple[str | None, str, str, float]],
+                 ctx: Context) -> None:
+    """The counts ``stop.max_time`` makes of intervals in ``cfg`` within their limits (a
+    drive's and a yard's): ``counts`` lists (section or None, key, what is counted, the
+    most allowed); an error names the key that sets the count."""
     t_max = cfg["stop"]["max_time"]
-    counts = [("output", "sample_interval", "rows of the time series", MAX_ROWS),
-              ("solver", "control_step", "control steps", MAX_STEPS),
-              ("solver", "max_step" if adaptive else "step", "steps", MAX_STEPS)]
     for section, key, what, most in counts:
-        interval = cfg[section][key]
+        interval = cfg[section][key] if section else cfg[key]
         if t_max / interval > most:
-            raise ctx.child(section).child(key).error(
+            where = ctx.child(section).child(key) if section else ctx.child(key)
+            raise where.error(
                 f"found {interval:g} s, which over stop.max_time = {t_max:g} s makes "
                 f"{'at least ' if key == 'max_step' else ''}{t_max / interval:.3g} {what}; "
                 f"expected at least {t_max / most:.3g} s (at most {most:.0e} {what}), or a "

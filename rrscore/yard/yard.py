@@ -38,9 +38,11 @@ from ..model.config import (
     thaw,
     validate,
 )
+from ..model.errors import plugin_call
 from ..model.train import TRAIN_SCHEMA, Train, resolve_train
 from ..model.units import G
 from ..run.plugins import Registry, load_registry
+from ..run.scenario import MAX_ROWS, MAX_STEPS, MAX_TIME, check_counts
 from .network import NETWORK_SCHEMA, Network
 from .yardrun import YardRun
 
@@ -135,7 +137,7 @@ YARD_SCHEMA = {
     "gravity": Param("m/s^2", G, "acceleration due to gravity", min=9.7, max=9.9),
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
-                          exclusive_min=True),
+                          exclusive_min=True, max=MAX_TIME),
         "standstill": Param(kind=bool, default=True, doc="stop when every move is done and "
                             "every car stands still"),
         "standstill_speed": Param("m/s", 0.01, "speed below which a car counts as standing",
@@ -181,6 +183,8 @@ class YardScenario:
     cars: Cars
     cut_names: tuple[str, ...]
     plugin_dirs: tuple[str, ...] = ()
+    #: The plugins (those the drive's lifecycle hooks call among them).
+    registry: Registry | None = field(default=None, compare=False, repr=False)
 
     def resolved(self) -> dict[str, Any]:
         """The whole scenario, defaults filled in, SI units."""
@@ -223,8 +227,11 @@ def _cars(cuts: list[dict], trains: list[Train], registry: Registry) -> Cars:
         parts["hb"].append(hb)
         parts["chock"].append(chock)
         setting = cut["train"]["coupling"]
-        model = registry.coupler_models[setting["model"]]([setting["params"]])
-        lo, hi = model.free_range()
+        origin = registry.origin.get(("coupler_models", setting["model"]), "")
+        with plugin_call(f"coupler model {setting['model']!r} ({origin}) in free_range(), "
+                         f"for cut {cut['name']!r}"):
+            model = registry.coupler_models[setting["model"]]([setting["params"]])
+            lo, hi = model.free_range()
         # cars touch where the continuous core's couplers close their slack: at the
         # nominal spacing plus lo (lo <= 0: the slack on the compression side)
         parts["length"].append(train.length + float(lo[0]))
@@ -250,6 +257,9 @@ def yard_from_table(data: dict[str, Any], ctx: Context,
     may name any folder unless ``allow_plugin_dirs`` is false (then only folders inside
     the tree of the table's file's folder, as :func:`load_yard` asks by default)."""
     cfg = validate(data, YARD_SCHEMA, ctx)
+    # limits before the run, as for a train's drive: rows of positions.csv and steps
+    check_counts(cfg, [("output", "sample_interval", "rows of positions.csv", MAX_ROWS),
+                       (None, "step", "steps", MAX_STEPS)], ctx)
     all_dirs = resolve_plugin_dirs(cfg, ctx, plugin_dirs, allow_outside=allow_plugin_dirs)
     registry = load_registry(all_dirs)
     network = Network(cfg["network"])
@@ -315,7 +325,8 @@ def yard_from_table(data: dict[str, Any], ctx: Context,
         else:
             raise c.error("found neither switch nor cut, expected an action on one of them")
     cars = _cars(cfg["cuts"], trains, registry)
-    scenario = YardScenario(freeze(cfg), ctx.file, network, cars, tuple(names), all_dirs)
+    scenario = YardScenario(freeze(cfg), ctx.file, network, cars, tuple(names), all_dirs,
+                            registry)
     try:  # the run checks where the cuts stand and their routes
         YardRun(scenario)
     except ValueError as exc:

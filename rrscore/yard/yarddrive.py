@@ -14,9 +14,16 @@ Outputs, in the output directory:
 * ``plan.png``: the network in plan with every car where the drive ended;
 * ``yard.resolved.toml``: the scenario with every default filled in.
 
-An interrupted or failed drive keeps what was written and still writes the summary and
-the plan. The output directory is locked while the drive runs and the summary is
-written atomically, as for a drive of the core (:mod:`rrscore.run.drive`).
+A yard drive goes through the run lifecycle of a train's drive
+(:class:`~rrscore.run.drive.Lifecycle`): the output directory is locked while it runs;
+the lifecycle hooks are called (``rrs_drive_start``; ``rrs_sample`` and
+``rrs_sample_rows`` for every row of the cuts' positions, :attr:`YardDrive.columns`;
+``rrs_event`` with every :class:`~rrscore.yard.yardevent.YardEvent`; ``rrs_drive_end``
+however it ends), by every plugin but the train's own output writers; an interrupted or
+failed drive (a plugin, an output writer, the engine) keeps what was written and still
+writes the summary and the plan, each whole or absent, and a signal while they are
+written waits for them; a drive whose time stands still ends with ``stop_reason`` "no
+progress".
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ import math
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +43,14 @@ import numpy as np
 import tomli_w
 
 from ..model.errors import RrsError
-from ..run.drive import prepare_output_dir, release_output_dir
+from ..run.drive import Lifecycle, Progress
 from ..run.files import save_figure, write_atomically
+from ..run.lifecycle import LifecycleHooks, write_failure
+from ..run.plugins import DEFAULT_PLUGINS, load_registry
 from ..run.recorder import LineFile
 from .yard import YardScenario
-from .yardrun import YardEvent, YardRun
+from .yardevent import YardEvent
+from .yardrun import YardRun
 
 EVENT_COLUMNS = ["time_s", "kind", "cut", "vehicle", "other_cut", "other_vehicle", "track",
                  "offset_m", "speed_mps", "value", "detail"]
@@ -153,95 +164,185 @@ def plot_plan(run: YardRun, path: str | Path, title: str = "") -> None:
     plt.close(fig)
 
 
+#: The train's own output writers (timeseries.csv, speed.png, ...), which a yard drive's
+#: lifecycle hooks leave out: a yard writes its own outputs.
+TRAIN_OUTPUTS = frozenset(m.removeprefix("rrscore.") for m in DEFAULT_PLUGINS
+                          if m.startswith("rrscore.run.outputs."))
+
+
+class YardDrive(Lifecycle):
+    """A yard drive: one :class:`YardRun` of a yard scenario and its outputs (see the
+    module). Plugins on the lifecycle hooks get it as ``drive``: ``scenario`` (the
+    :class:`YardScenario`), ``out_dir``, ``columns`` (of the rows ``rrs_sample`` gets:
+    the time, then each cut's front in plan and its speed), ``store``, ``events`` and
+    ``run_`` (the :class:`YardRun`)."""
+
+    def __init__(self, scenario: YardScenario) -> None:
+        registry = scenario.registry
+        if registry is None:  # (a scenario built by hand)
+            registry = load_registry(list(scenario.plugin_dirs))
+        super().__init__(scenario, LifecycleHooks(registry.manager, TRAIN_OUTPUTS))
+        self.run_ = YardRun(scenario)
+        self.columns = ["time_s"] + [f"{name}.{column}" for name in scenario.cut_names
+                                     for column in ("x_m", "y_m", "speed_mps")]
+        self.events: list[YardEvent] = []
+        #: The sampled rows' state: none in a yard (the cuts' positions are in the rows).
+        self.sample_state = None
+        self._message: str | None = None  # why the drive ended early, for the summary
+        self._written = 0  # events handed on so far
+        self._files: dict[str, LineFile] = {}
+
+    def run(self, out: str | Path | None = None, progress: Progress | None = None,
+            chunk: float | None = None, wall_limit: float | None = None) -> YardResult:
+        """See :meth:`Lifecycle.run`: the :class:`YardResult`; the positions are sampled
+        every ``output.sample_interval`` (``chunk`` is not used)."""
+        return super().run(out, progress, chunk, wall_limit)
+
+    def _open(self, name: str, columns: list[str]) -> None:
+        """Open one of the yard's CSV files (to nowhere without an output directory)."""
+        path = self.out_dir / name if self.out_dir is not None else os.devnull
+        with self._writing(name):
+            self._files[name] = LineFile(path, columns)
+
+    @contextmanager
+    def _writing(self, name: str) -> Iterator[None]:
+        """The block that writes output ``name``: an ``OSError`` in it (a full disk) is
+        the output writer's failure, naming the file and the simulated time."""
+        try:
+            yield
+        except OSError as exc:
+            raise write_failure(exc, self.run_.t, name) from exc
+
+    def _advance(self, progress: Progress | None, chunk: float | None,
+                 wall_limit: float | None, wall0: float) -> None:
+        run, cfg = self.run_, self.scenario.config
+        if self.out_dir is not None:
+            with self._writing("yard.resolved.toml"):
+                write_atomically(self.out_dir / "yard.resolved.toml",
+                                 tomli_w.dumps(self.scenario.resolved()))
+        self._open("events.csv", EVENT_COLUMNS)
+        self._open("positions.csv", POSITION_COLUMNS)
+        max_time = cfg["stop"]["max_time"]
+        sample = cfg["output"]["sample_interval"]
+        self._hand_on()
+        try:
+            while run.stop_reason is None:
+                t0 = run.t
+                run.advance(min(run.t + sample, max_time))
+                if run.stop_reason is None and run.t <= t0:
+                    # (limits before the run keep the interval above the clock's resolution)
+                    run.stop_reason = "no progress"
+                    self._message = (f"no progress in simulated time at t = {run.t:.6f} s: "
+                                     f"a sample interval of {sample:g} s does not advance it")
+                self._hand_on()
+                if progress is not None:
+                    progress(run.t / max_time, run.t, run.max_speed)
+                if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
+                    run.stop_reason = "wall_limit"
+        except RuntimeError as exc:  # the engine cannot go on: say so, keep the outputs
+            where = f"; outputs so far are in {self.out_dir}" if self.out_dir else ""
+            raise YardDriveError(f"{self.scenario.file}: yard drive stopped at t = "
+                                 f"{run.t:.2f} s: {exc}{where}") from exc
+
+    def _stopped(self, reason: str, exc: BaseException) -> None:
+        super()._stopped(reason, exc)
+        if isinstance(exc, RrsError):
+            self._message = str(exc)
+
+    def _hand_on(self) -> None:
+        """The events since the last call and the cuts' positions now: to the files and
+        to the plugins."""
+        run = self.run_
+        self._hand_on_events()
+        _, _, tspeed, _ = run._state()
+        ft, fo, rt, ro = run.vehicle_ends()
+        tracks = run.net.tracks
+        last = np.append(run.first_car[1:], run.n) - 1
+        row = [run.t]
+        for k, name in enumerate(self.scenario.cut_names):
+            c, r = int(run.first_car[k]), int(last[k])  # the cut's front and rear car
+            xy = run.net.xy(ft[c:c + 1], fo[c:c + 1])[0]
+            with self._writing("positions.csv"):
+                self._files["positions.csv"].write(
+                    [f"{run.t:.3f}", name, tracks[ft[c]].name, f"{fo[c]:.3f}",
+                     tracks[rt[r]].name, f"{ro[r]:.3f}", f"{xy[0]:.3f}", f"{xy[1]:.3f}",
+                     f"{abs(tspeed[c]):.4f}"])
+            row += [float(xy[0]), float(xy[1]), abs(float(tspeed[c]))]
+        if self._hooks.implemented("rrs_sample"):
+            self._hooks.call("rrs_sample", run.t, drive=self, t=run.t, row=row)
+        if self._hooks.implemented("rrs_sample_rows"):
+            self._hooks.call("rrs_sample_rows", run.t, drive=self, t=np.array([run.t]),
+                             rows=np.array([row]))
+
+    def _end(self, error: BaseException | None, progress: Progress | None,
+             wall: float) -> YardResult:
+        """The end: the fouling cars logged, the files closed, ``rrs_drive_end``, the
+        summary and the plan; each output is tried, the first failure raised after."""
+        run = self.run_
+        if progress is not None and not isinstance(error, KeyboardInterrupt):
+            progress(1.0, run.t, run.max_speed)  # (an interrupted drive's bar stays)
+        for c, fouled in sorted(run.fouling().items()):
+            cut, vehicle = run._who(c)
+            run.events.append(YardEvent(run.t, "fouling", cut, vehicle,
+                                        detail="stands fouling " + ", ".join(fouled)))
+        failures: list[RrsError] = []
+
+        def attempt(step: Callable[[], None]) -> None:
+            try:
+                step()
+            except RrsError as exc:
+                failures.append(exc)
+
+        if "events.csv" in self._files:
+            attempt(self._hand_on_events)
+        for name, file in self._files.items():
+            attempt(lambda name=name, file=file: self._close(name, file))
+        summary = _summary(run, wall, self._message)
+        result = YardResult(summary, self.out_dir, run)
+        attempt(lambda: self._hooks.call("rrs_drive_end", run.t, drive=self, result=result))
+        if self.out_dir is not None:
+            out = self.out_dir
+
+            def write_summary() -> None:
+                with self._writing("summary.json"):
+                    write_atomically(out / "summary.json",
+                                     json.dumps(_plain(result.summary), indent=1))
+
+            def write_plan() -> None:
+                with self._writing("plan.png"):
+                    plot_plan(run, out / "plan.png")
+
+            attempt(write_summary)
+            if self.scenario.config["output"]["plot"]:
+                attempt(write_plan)
+        if failures:
+            raise failures[0]
+        return result
+
+    def _hand_on_events(self) -> None:
+        """The events still to hand on, the fouling ones among them."""
+        run = self.run_
+        for e in run.events[self._written:]:
+            self._written += 1
+            self.events.append(e)
+            with self._writing("events.csv"):
+                self._files["events.csv"].write(_event_row(e))
+            self._hooks.call("rrs_event", e.t, drive=self, event=e)
+
+    def _close(self, name: str, file: LineFile) -> None:
+        with self._writing(name):
+            file.close()
+
+
 def drive_yard(scenario: YardScenario, out: str | Path | None,
                progress: Callable[[float, float, float], None] | None = None,
                wall_limit: float | None = None) -> YardResult:
     """Run a yard scenario and write its outputs into ``out`` (see the module docstring);
     with ``out`` None, only the result (summary and run) is kept."""
-    out_dir = Path(out) if out is not None else None
-    lock = prepare_output_dir(out_dir) if out_dir is not None else None
-    try:
-        if out_dir is not None:
-            (out_dir / "yard.resolved.toml").write_text(tomli_w.dumps(scenario.resolved()),
-                                                        encoding="utf-8")
-        return _drive(scenario, out_dir, progress, wall_limit)
-    finally:
-        if lock is not None:
-            release_output_dir(out_dir, lock)
+    return YardDrive(scenario).run(out, progress, wall_limit=wall_limit)
 
 
-def _drive(scenario: YardScenario, out_dir: Path | None,
-           progress: Callable[[float, float, float], None] | None,
-           wall_limit: float | None) -> YardResult:
-    cfg = scenario.config
-    run = YardRun(scenario)
-    max_time = cfg["stop"]["max_time"]
-    sample = cfg["output"]["sample_interval"]
-    wall0 = time.perf_counter()
-    written = 0
-    error: BaseException | None = None
-    # without an output directory the rows go nowhere, by the same writer
-    events = LineFile(out_dir / "events.csv" if out_dir else os.devnull, EVENT_COLUMNS)
-    positions = LineFile(out_dir / "positions.csv" if out_dir else os.devnull,
-                         POSITION_COLUMNS)
-
-    def write_events() -> None:
-        nonlocal written
-        for e in run.events[written:]:
-            events.write(_event_row(e))
-        written = len(run.events)
-
-    def sample_positions() -> None:
-        _, _, tspeed, _ = run._state()
-        ft, fo, rt, ro = run.vehicle_ends()
-        tracks = run.net.tracks
-        last = np.append(run.first_car[1:], run.n) - 1
-        for k, name in enumerate(scenario.cut_names):
-            c, r = int(run.first_car[k]), int(last[k])  # the cut's front and rear car
-            xy = run.net.xy(ft[c:c + 1], fo[c:c + 1])[0]
-            positions.write([f"{run.t:.3f}", name, tracks[ft[c]].name, f"{fo[c]:.3f}",
-                             tracks[rt[r]].name, f"{ro[r]:.3f}", f"{xy[0]:.3f}",
-                             f"{xy[1]:.3f}", f"{abs(tspeed[c]):.4f}"])
-
-    try:
-        write_events()
-        sample_positions()
-        while run.stop_reason is None:
-            run.advance(min(run.t + sample, max_time))
-            write_events()
-            sample_positions()
-            if progress is not None:
-                progress(run.t / max_time, run.t, run.max_speed)
-            if wall_limit is not None and time.perf_counter() - wall0 > wall_limit:
-                run.stop_reason = "wall_limit"
-    except KeyboardInterrupt:
-        run.stop_reason = "interrupted"
-        raise
-    except RuntimeError as exc:  # the engine cannot go on: say so, keep the outputs
-        run.stop_reason = "error"
-        error = exc
-    finally:
-        wall = time.perf_counter() - wall0
-        for c, fouled in sorted(run.fouling().items()):
-            cut, vehicle = run._who(c)
-            run.events.append(YardEvent(run.t, "fouling", cut, vehicle,
-                                        detail="stands fouling " + ", ".join(fouled)))
-        write_events()
-        events.close()
-        positions.close()
-        summary = _summary(run, wall, error)
-        if out_dir is not None:
-            write_atomically(out_dir / "summary.json", json.dumps(_plain(summary), indent=1))
-            if cfg["output"]["plot"]:
-                plot_plan(run, out_dir / "plan.png")
-    if error is not None:
-        where = f"; outputs so far are in {out_dir}" if out_dir is not None else ""
-        raise YardDriveError(f"{scenario.file}: yard drive stopped at t = {run.t:.2f} s: "
-                             f"{error}{where}")
-    return YardResult(summary, out_dir, run)
-
-
-def _summary(run: YardRun, wall: float, error: BaseException | None) -> dict[str, Any]:
+def _summary(run: YardRun, wall: float, error: str | None) -> dict[str, Any]:
     counts = Counter(e.kind for e in run.events)
     summary = {
         "scenario": run.scenario.config["name"],
@@ -260,5 +361,5 @@ def _summary(run: YardRun, wall: float, error: BaseException | None) -> dict[str
         "cut_reports": run.report(),
     }
     if error is not None:
-        summary["error"] = str(error)
+        summary["error"] = error
     return summary

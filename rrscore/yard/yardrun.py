@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,28 +31,12 @@ from ..physics import resistance
 from ..physics.route import elevation, mean_rate
 from .freecars import FreeCars, profile_forces
 from .network import Line, Network
+from .yardevent import YardEvent
 
 #: A move is done braking, and holds, below this speed, m/s.
 HOLD_SPEED = 0.05
 #: Slowest exit speed a retarder chooses for a cut, m/s: it should not stop the cut.
 MIN_EXIT_SPEED = 0.5
-
-
-@dataclass
-class YardEvent:
-    """One event of a yard drive (a row of events.csv)."""
-
-    t: float
-    kind: str
-    cut: str = ""
-    vehicle: int = -1
-    other_cut: str = ""
-    other_vehicle: int = -1
-    track: str = ""
-    offset: float = math.nan
-    speed: float = math.nan
-    value: float = math.nan
-    detail: str = ""
 
 
 def _segment_distance(p1, q1, p2, q2) -> float:
