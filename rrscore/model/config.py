@@ -351,6 +351,12 @@ def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:
         shown = str(path) if shown.startswith("..") else shown
         data = load_toml(path, spec.what)
         sub = Context(shown, "", path.parent)
+        if spec.file_key is not None and spec.file_key not in data:
+            # (another kind of file: a yard naming itself as its network, for one)
+            tables = ", ".join(f"[{k}]" for k in data if isinstance(data[k], dict))
+            raise ctx.error(f"found {value!r}, {'a file with ' + tables if tables else 'a file'}"
+                            f"{' (this file itself)' if _same_file(path, ctx) else ''} and "
+                            f"no [{spec.file_key}] table; expected a {spec.what} file")
         if spec.file_key is not None:
             data = validate(data, {spec.file_key: FreeTable()}, sub)[spec.file_key]
             if not data:
@@ -363,6 +369,15 @@ def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:
     out = validate(data, spec.schema, sub)
     out["_source"] = (sub.file, sub.path, str(sub.base_dir))
     return out
+
+
+def _same_file(path: Path, ctx: Context) -> bool:
+    """Whether ``path`` is the file ``ctx`` is in (its name as shown: from the current
+    directory, or absolute)."""
+    try:
+        return path.samefile(ctx.file)
+    except (OSError, TypeError):
+        return False
 
 
 def strip_private(data: Any) -> Any:

@@ -387,6 +387,32 @@ def test_overlapping_cuts_are_a_config_error_naming_the_tracks():
         yard([cut("a", "main", 100.0), cut("b", "main", 95.0)])
 
 
+@pytest.mark.parametrize("key, value, expected", [
+    # 3e302 rows at t = 0 (the drive ran on without end before it was checked)
+    ("output.sample_interval", "1e-300 s", "rows of positions.csv; expected at least 3e-07 s"),
+    ("step", "1 ms", "steps; expected at least 0.1 s"),  # 1e12 steps over 1e9 s
+    ("stop.max_time", "1e12 s", "<= 1e+09"),
+])
+def test_a_yard_asking_for_more_than_a_drive_can_finish_is_a_config_error_naming_the_key(
+        key, value, expected):
+    values = {key: value} if key != "step" else {key: value, "stop.max_time": "1e9 s"}
+    with pytest.raises(ConfigError) as caught:
+        load_yard(YARDS / "buffer_stop.toml").with_values(values)
+    assert caught.value.key == f"yard.{key}"
+    assert expected in caught.value.message
+
+
+def test_a_yard_naming_its_own_file_as_its_network_is_a_config_error_naming_the_key(tmp_path):
+    path = tmp_path / "yard.toml"
+    path.write_text((YARDS / "buffer_stop.toml").read_text()
+                    .replace('"../networks/junction.toml"', '"yard.toml"'))
+    with pytest.raises(ConfigError) as caught:
+        load_yard(path)
+    assert caught.value.key == "yard.network"
+    assert caught.value.message == ("found 'yard.toml', a file with [yard] (this file "
+                                    "itself) and no [network] table; expected a network file")
+
+
 # ------------------------------------------------------------------ shipped scenarios
 def test_the_shunting_move_couples_the_cut_to_the_standing_cars_on_siding_2():
     run = YardRun(load_yard(YARDS / "shunting.toml"))
