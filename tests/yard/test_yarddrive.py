@@ -218,3 +218,24 @@ def test_a_yard_drive_asking_for_endless_rows_is_refused_before_it_runs(tmp_path
     assert "buffer_stop.toml: yard.output.sample_interval: found 1e-300 s, which over " \
         "stop.max_time = 300 s makes 3e+302 rows of positions.csv" in line
     assert not (tmp_path / "out").exists()
+
+
+def test_a_signal_while_a_yards_outputs_are_written_waits_for_them(tmp_path):
+    # the plugin's rrs_drive_end comes before the summary and the plan are written
+    plugins = plugin_dir(tmp_path, "signaller", '''
+import os
+import signal
+
+import rrscore
+
+
+@rrscore.hookimpl
+def rrs_drive_end(drive, result):
+    os.kill(os.getpid(), signal.SIGTERM)
+''')
+    proc = rrs("drive", BUFFER_STOP, "--out", tmp_path / "out", "--plugins", plugins)
+    assert proc.returncode == 143, proc.stderr
+    assert "interrupted; results so far were kept (SIGTERM)" in proc.stderr
+    summary = assert_whole_or_absent(tmp_path / "out")
+    assert summary is not None and summary["stop_reason"] == "standstill"
+    assert (tmp_path / "out" / "plan.png").stat().st_size > 0
