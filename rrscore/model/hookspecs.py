@@ -92,6 +92,12 @@ def rrs_drive_start(drive) -> None:
     :param drive: the :class:`rrscore.Drive`; ``drive.scenario``, ``drive.out_dir``
         (a directory, or None when no files are wanted), ``drive.columns`` (the
         time-series column names), ``drive.store`` (a dict for plugins' own use).
+        A yard drive calls the same hooks with a
+        :class:`~rrscore.yard.yarddrive.YardDrive`: its rows are each cut's front in
+        plan and its speed (no ``sample_states``), its events
+        :class:`~rrscore.yard.yardevent.YardEvent` (``t``, ``kind``, ``where``,
+        ``value``, ``detail`` as an Event's), its result a
+        :class:`~rrscore.yard.yarddrive.YardResult` (``summary``).
     """
 
 
