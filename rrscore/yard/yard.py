@@ -183,8 +183,15 @@ class YardScenario:
     cars: Cars
     cut_names: tuple[str, ...]
     plugin_dirs: tuple[str, ...] = ()
-    #: The plugins (those the drive's lifecycle hooks call among them).
+    #: The plugins (those the drive's lifecycle hooks call among them); None after
+    #: unpickling (a drive loads them again from ``plugin_dirs``).
     registry: Registry | None = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "registry": None}  # plugin modules do not travel
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def resolved(self) -> dict[str, Any]:
         """The whole scenario, defaults filled in, SI units."""

@@ -239,3 +239,14 @@ def rrs_drive_end(drive, result):
     summary = assert_whole_or_absent(tmp_path / "out")
     assert summary is not None and summary["stop_reason"] == "standstill"
     assert (tmp_path / "out" / "plan.png").stat().st_size > 0
+
+
+def test_a_yard_scenario_pickles_without_its_plugins_and_drives_the_same():
+    import pickle
+
+    scenario = load_yard(BUFFER_STOP)
+    copy = pickle.loads(pickle.dumps(scenario))
+    assert copy.registry is None  # (plugin modules do not travel: loaded again)
+    ours, theirs = drive_yard(scenario, None).summary, drive_yard(copy, None).summary
+    for key in ("stop_reason", "sim_time_s", "events", "max_speed_mps", "cut_reports"):
+        assert theirs[key] == ours[key]
