@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -242,8 +243,6 @@ def rrs_drive_end(drive, result):
 
 
 def test_a_yard_scenario_pickles_without_its_plugins_and_drives_the_same():
-    import pickle
-
     scenario = load_yard(BUFFER_STOP)
     copy = pickle.loads(pickle.dumps(scenario))
     assert copy.registry is None  # (plugin modules do not travel: loaded again)
