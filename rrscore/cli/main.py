@@ -180,7 +180,7 @@ def _value(text: str) -> object:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from ..run.sweep import Sweep, parse_values
+    from ..run.sweep import MAX_WORKERS, Sweep, parse_values
 
     params: dict[str, list] = {}
     for text in args.param:
@@ -194,8 +194,8 @@ def _sweep(args: argparse.Namespace) -> int:
         params[key] = parse_values(values)
         if not params[key]:
             raise RrsError(f"--param {key}: found no values, expected KEY=V1,V2,...")
-    if args.workers is not None and args.workers < 1:
-        raise RrsError(f"--workers: found {args.workers}, expected 1 or more")
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        raise RrsError(f"--workers: found {args.workers}, expected 1 to {MAX_WORKERS}")
     if args.workers is not None and args.scheduler:
         raise RrsError("--workers and --scheduler: give one (with --scheduler the "
                        "cluster's workers run the cases)")
@@ -207,18 +207,26 @@ def _sweep(args: argparse.Namespace) -> int:
                            "sim_time_s,max_speed_mps,energy.drive_J")
     scenario = load_scenario(args.scenario, plugin_dirs=args.plugins,
                              allow_plugin_dirs=args.allow_plugin_dirs)
-    sweep = Sweep(scenario, params, "zip" if args.zip else "grid", columns)
+    try:
+        sweep = Sweep(scenario, params, "zip" if args.zip else "grid", columns)
+    except ConfigError as exc:  # a key or value of --param (the scenario's own: as it is)
+        if exc.key == "dynamics":
+            raise
+        raise ConfigError("--param", None, str(exc)) from None
+    except RrsError as exc:  # a summary figure of --columns that does not exist
+        raise RrsError(f"--columns: {exc}") from None
     n = len(sweep.cases())
     print(f"{scenario.config['name']}: {n} cases ({'zip' if args.zip else 'grid'} of "
           + ", ".join(f"{k} x{len(v)}" for k, v in params.items()) + ")", flush=True)
-    result = sweep.run(args.out, args.workers or 1, args.scheduler or None, args.save_runs)
-    failed = result.failed
-    print(f"{len(result.rows)} of {n} cases done on {result.runner} in "
-          f"{result.wall_time_s:.1f} s wall; {len(failed)} failed")
-    for row in failed[:5]:
+    # the rows stream to sweep.csv, none kept here: memory stays bounded for any size
+    result = sweep.run(args.out, args.workers or 1, args.scheduler or None, args.save_runs,
+                       keep_rows=False)
+    print(f"{result.done} of {n} cases done on {result.runner} in "
+          f"{result.wall_time_s:.1f} s wall; {result.failures} failed")
+    for row in result.first_failures[:5]:
         print(f"  case {row['case']}: {row['error']}")
-    if len(failed) > 5:
-        print(f"  ... and {len(failed) - 5} more (column error of sweep.csv)")
+    if result.failures > 5:
+        print(f"  ... and {result.failures - 5} more (column error of sweep.csv)")
     print(f"table in {args.out}/sweep.csv and sweep.json"
           + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
     if result.interrupted:  # (SIGTERM exits as SIGTERM, 143; Ctrl-C as SIGINT, 130)

@@ -10,31 +10,46 @@ scenario and its values, so the table is the same whichever way the sweep runs::
     sweep = Sweep(scenario, {"start.speed": ["0 km/h", "20 km/h"], "stop.max_time": [5, 10]})
     result = sweep.run(out="out/sweep", workers=2)   # or scheduler="tcp://host:8786"
     print(result.rows[0]["max_speed_mps"])
+
+The cases stream: each is made from its index when it is handed out (see
+:mod:`~rrscore.run.sweepcases`), at most :data:`WINDOW_PER_WORKER` per worker are handed
+out ahead of the first unwritten row, and each row is written as soon as the rows before
+it are, so a sweep of a million cases starts writing at once and runs in bounded memory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import multiprocessing
+import os
+import signal
 import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..model.config import lookup_path
-from ..model.errors import ConfigError, RrsError
+from ..model.errors import (
+    ConfigError,
+    Interrupted,
+    RrsError,
+    clear_interruptions,
+    note_interruption,
+    on_signal,
+    writing_outputs,
+)
 from .drive import Drive, prepare_output_dir, release_output_dir
 from .files import write_atomically
 from .lifecycle import write_failure
 from .recorder import LineFile
 from .run import Run
 from .scenario import Scenario
+from .sweepcases import MAX_CASES, MODES, Cases
 
 DEFAULT_COLUMNS = ("sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps",
                    "max_coupler_tension_N", "max_coupler_compression_N", "stop_reason")
@@ -42,6 +57,27 @@ DEFAULT_COLUMNS = ("sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps
 
 SI_SUFFIX = "_si"
 """Suffix of the column holding a parameter's value as the case resolved it (SI units)."""
+
+ROWS_KEPT = 100_000
+"""A sweep of at most this many cases keeps its rows in memory (:attr:`SweepResult.rows`)
+unless told otherwise; a bigger one keeps them in ``sweep.csv`` only (a row takes about
+a kilobyte in memory)."""
+
+FAILURES_KEPT = 100
+"""The failed rows a sweep keeps whatever its size (:attr:`SweepResult.first_failures`,
+``first_failures`` of ``sweep.json``); :attr:`SweepResult.failures` counts them all."""
+
+WINDOW_PER_WORKER = 16
+"""Cases handed out per worker ahead of the first unwritten row: enough to keep every
+worker busy while one case takes longer than the others, few enough that the cases in
+flight and the finished rows waiting for an earlier one stay a handful."""
+
+MAX_WORKERS = 256
+"""The most local worker processes a sweep starts."""
+
+STOP_GRACE_S = 5.0
+"""How long an interrupted pool's workers have to end their drives (each interrupted, so
+its outputs are written whole) before they are killed."""
 
 
 def _plain(value: Any) -> Any:
@@ -96,33 +132,65 @@ def _case_row(scenario: Scenario, values: Mapping[str, Any], columns: Sequence[s
     return row
 
 
-#: What a local pool's worker runs its cases on: the scenario and the summary columns,
-#: given once when the worker starts (a forked worker inherits them; a fresh one gets
-#: them pickled once), so that a case sends only its values. With the scenario sent
-#: with every case, a worker spent about half a millisecond of each 24 ms case taking
-#: it in.
-_POOL_SWEEP: tuple[Scenario, Sequence[str]] | None = None
+#: What a local pool's worker runs its cases on: the scenario, the summary columns and the
+#: cases, given once when the worker starts (a forked worker inherits them; a fresh one gets
+#: them pickled once), so that a case is sent as its index. With the scenario sent with
+#: every case, a worker spent about half a millisecond of each 24 ms case taking it in.
+_POOL_SWEEP: tuple[Scenario, Sequence[str], Cases] | None = None
+
+#: Whether this worker is running a case, and how many signals it has had: the first
+#: while it runs a case interrupts the case's drive; any other is ignored (the sweep's
+#: process ends the pool).
+_IN_CASE = [False]
+_WORKER_SIGNALS = [0]
 
 
-def _start_pool_worker(scenario: Scenario, columns: Sequence[str]) -> None:
+def _start_pool_worker(scenario: Scenario, columns: Sequence[str], cases: Cases) -> None:
     global _POOL_SWEEP
-    _POOL_SWEEP = (scenario, columns)
+    _POOL_SWEEP = (scenario, columns, cases)
+    clear_interruptions()  # a forked worker's copy of the sweep's signal state
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _on_worker_signal)
 
 
-def _run_pool_case(values: Mapping[str, Any], out: str | None) -> dict[str, Any]:
+def _on_worker_signal(signum: int, frame: Any) -> None:
+    # Ctrl-C reaches the workers with the sweep's process (one process group), and the
+    # sweep forwards SIGTERM: a running drive ends as interrupted, its outputs whole; a
+    # worker between cases waits to be told to stop, printing no traceback
+    _WORKER_SIGNALS[0] += 1
+    if _IN_CASE[0] and _WORKER_SIGNALS[0] == 1:
+        exc = Interrupted(signum)
+        if on_signal(exc):  # (or after the drive's end-of-drive outputs, if it is writing)
+            raise note_interruption(exc)
+
+
+def _run_pool_case(i: int, out: str | None) -> dict[str, Any]:
     assert _POOL_SWEEP is not None  # set by _start_pool_worker
-    scenario, columns = _POOL_SWEEP
-    return run_case(scenario, values, columns, out)
+    scenario, columns, cases = _POOL_SWEEP
+    _IN_CASE[0] = True
+    try:
+        return run_case(scenario, cases[i], columns, out)
+    finally:
+        _IN_CASE[0] = False
 
 
 @dataclass
 class SweepResult:
-    """A finished (or interrupted) sweep: the table's ``columns`` and its ``rows`` in case
-    order, where the files went, how long it took and the processor time its cases took,
-    summed over the workers."""
+    """A finished (or interrupted) sweep: the table's ``columns`` and its :attr:`rows` in
+    case order (kept in memory for a sweep of at most :data:`ROWS_KEPT` cases, unless told
+    otherwise), how many ``cases`` it has, how many rows were written (``done``), the
+    failures, where the files went, how long it took and the processor time its cases
+    took, summed over the workers."""
 
     columns: list[str]
-    rows: list[dict[str, Any]]
+    #: The rows, or None when they were not kept in memory (see :attr:`rows`).
+    kept_rows: list[dict[str, Any]] | None
+    cases: int = 0
+    done: int = 0
+    #: How many cases ended in an error, and the rows of the first :data:`FAILURES_KEPT`.
+    failures: int = 0
+    first_failures: list[dict[str, Any]] = field(default_factory=list)
     out_dir: Path | None = None
     wall_time_s: float = 0.0
     runner: str = ""
@@ -132,40 +200,86 @@ class SweepResult:
     interruption: KeyboardInterrupt | None = field(default=None, repr=False, compare=False)
 
     @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row written, in case order (an interrupted sweep's end with the rows of
+        cases that finished past the first unfinished one). A sweep that did not keep its
+        rows in memory raises :class:`~rrscore.errors.RrsError` saying where they are."""
+        if self.kept_rows is None:
+            where = f"in {self.out_dir / 'sweep.csv'}" if self.out_dir is not None \
+                else "nowhere (no out directory; on_row is called with each)"
+            raise RrsError(f"the rows of this sweep of {self.cases} cases were not kept in "
+                           f"memory (more than {ROWS_KEPT:,}; run it with keep_rows=True to "
+                           f"keep them): they are {where}")
+        return self.kept_rows
+
+    @property
     def failed(self) -> list[dict[str, Any]]:
-        """The rows of cases that ended in an error."""
+        """The rows of the cases that ended in an error (all of them: needs :attr:`rows`;
+        :attr:`first_failures` is kept whatever the sweep's size)."""
         return [r for r in self.rows if r["error"]]
 
 
-@dataclass
-class _TableWriter:
-    """Writes ``sweep.csv`` row by row (so an interrupted sweep keeps its finished rows)
-    and ``sweep.json`` at the end."""
+class _Table:
+    """The table as the runners finish its cases, in any order: each row goes to
+    ``sweep.csv`` (whole, and on disk at once, so an interrupted sweep keeps its finished
+    rows) and to ``on_row`` as soon as the rows of every earlier case have; ``sweep.json``
+    at the end. Holds only the rows waiting for an earlier case (a handful: the runners
+    hand out cases within :data:`WINDOW_PER_WORKER` of the first unwritten row), and every
+    row when ``keep``."""
 
-    out: Path | None
-    columns: list[str]
-    meta: dict[str, Any]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, out: Path | None, columns: list[str], cases: Cases, keep: bool,
+                 on_row: Callable[[dict[str, Any]], None] | None) -> None:
+        self.out, self.columns, self.cases, self.on_row = out, columns, cases, on_row
+        self.rows: list[dict[str, Any]] | None = [] if keep else None
+        self.waiting: dict[int, dict[str, Any]] = {}
+        self.next = 0  # the case whose row is written next
+        self.done = self.failures = 0
+        self.first_failures: list[dict[str, Any]] = []
+        self.cpu_s = 0.0
         # whole rows, each on disk as it comes (a full disk cuts the file back to them)
-        self._file = LineFile(self.out / "sweep.csv", self.columns) \
-            if self.out is not None else None
+        self._file = LineFile(out / "sweep.csv", columns) if out is not None else None
 
-    def write(self, row: dict[str, Any]) -> None:
-        self.rows.append(row)
-        if self._file is not None:
-            with _writing("sweep.csv"):
-                self._file.write([_cell(row[c]) for c in self.columns])
-                self._file.flush()
+    def add(self, i: int, row: dict[str, Any]) -> None:
+        """Case ``i``'s row, from :func:`run_case`; written with those it let through."""
+        self.cpu_s += row.pop("_cpu_s", 0.0)
+        self.waiting[i] = {"case": i, **{k: _plain(v) for k, v in self.cases[i].items()},
+                           **row}
+        while self.next in self.waiting:  # rows go out in case order whoever finishes first
+            self._write(self.waiting.pop(self.next))
+            self.next += 1
 
-    def close(self, interrupted: bool) -> None:
+    def add_waiting(self) -> None:
+        """The rows still waiting for an unfinished case (the sweep was interrupted)."""
+        for i in sorted(self.waiting):
+            self._write(self.waiting.pop(i))
+
+    def _write(self, case_row: dict[str, Any]) -> None:
+        row = {c: case_row.get(c) for c in self.columns}
+        with writing_outputs():  # a signal now waits for the row to be whole on disk
+            if self._file is not None:
+                with _writing("sweep.csv"):
+                    self._file.write([_cell(row[c]) for c in self.columns])
+                    self._file.flush()
+            self.done += 1
+            if self.rows is not None:
+                self.rows.append(row)
+            if row["error"]:
+                self.failures += 1
+                if len(self.first_failures) < FAILURES_KEPT:
+                    self.first_failures.append(row)
+        if self.on_row is not None:
+            self.on_row(row)
+
+    def close(self, meta: dict[str, Any]) -> None:
+        """Close ``sweep.csv`` and write ``sweep.json``: ``meta`` (the sweep's spec, how
+        it ran and ended), the columns, where the rows are and the failures."""
         if self._file is None:
             return
         with _writing("sweep.csv"):
             self._file.close()
-        doc = {**self.meta, "interrupted": interrupted, "columns": self.columns,
-               "rows": self.rows}
+        doc = {**meta, "columns": self.columns, "rows_file": "sweep.csv",
+               "order": "case", "done": self.done, "failures": self.failures,
+               "first_failures": self.first_failures}
         with _writing("sweep.json"):
             write_atomically(self.out / "sweep.json",  # type: ignore[operator]
                              json.dumps(doc, indent=1, default=str, allow_nan=True) + "\n")
@@ -199,7 +313,8 @@ class Sweep:
     tabulate (nested ones with dots: ``energy.drive_J``).
 
     Every key and every value is checked when the sweep is made: a bad one is a
-    :class:`~rrscore.errors.ConfigError` naming the key, before anything runs.
+    :class:`~rrscore.errors.ConfigError` naming the key, before anything runs; so is a
+    sweep of more than :data:`~rrscore.run.sweepcases.MAX_CASES` cases.
     """
 
     def __init__(self, scenario: Scenario, params: Mapping[str, Sequence[Any]],
@@ -214,14 +329,29 @@ class Sweep:
         return ConfigError(self.scenario.file or "<scenario>", key, message)
 
     def _check(self) -> None:
-        if self.mode not in ("grid", "zip"):
+        if self.mode not in MODES:
             raise self._error(None, f"sweep mode: found {self.mode!r}, expected grid or zip")
         if not self.params:
             raise self._error(None, "a sweep needs at least one parameter")
-        for key, values in self.params.items():
-            if not values:
+        counts = {k: len(v) for k, v in self.params.items()}
+        for key, n in counts.items():
+            if not n:
                 raise self._error(key, "found no values, expected at least one to sweep")
+        if self.mode == "zip" and len(set(counts.values())) > 1:
+            raise self._error(None, "zip sweep: found different numbers of values ("
+                              + ", ".join(f"{k}: {n}" for k, n in counts.items())
+                              + "), expected the same number for every key")
+        total = self.cases().count
+        if total > MAX_CASES:
+            raise self._error(None, f"{self.mode} sweep of "
+                              + " x ".join(f"{k} ({n})" for k, n in counts.items())
+                              + f": found {total:,} cases, expected at most {MAX_CASES:,}")
+        for key, values in self.params.items():
+            seen: set[str] = set()
             for value in values:
+                if repr(value) in seen:  # (each distinct value checked once)
+                    continue
+                seen.add(repr(value))
                 try:
                     case = self.scenario.with_values({key: value})
                 except KeyError:
@@ -233,11 +363,6 @@ class Sweep:
                     raise self._error("dynamics", "found 'events', expected 'multibody' or "
                                       "'rigid': a sweep tabulates the continuous core's "
                                       "summaries")
-        counts = {k: len(v) for k, v in self.params.items()}
-        if self.mode == "zip" and len(set(counts.values())) > 1:
-            raise self._error(None, "zip sweep: found different numbers of values ("
-                              + ", ".join(f"{k}: {n}" for k, n in counts.items())
-                              + "), expected the same number for every key")
         known = Run(self.scenario).summary(1.0)
         for c in self.columns:
             if c == "error":
@@ -251,14 +376,10 @@ class Sweep:
                                f"summary.json, nested ones with dots as in energy.drive_J; "
                                f"top-level figures: {simple})") from None
 
-    def cases(self) -> list[dict[str, Any]]:
-        """The values of every case, in case order."""
-        keys = list(self.params)
-        if self.mode == "zip":
-            combos: Iterable[tuple] = zip(*self.params.values(), strict=True)
-        else:
-            combos = itertools.product(*self.params.values())
-        return [dict(zip(keys, c, strict=True)) for c in combos]
+    def cases(self) -> Cases:
+        """The values of every case, in case order: a sequence whose items are made when
+        asked for (``len``, index, iterate; ``list()`` makes them all)."""
+        return Cases(self.params, self.mode)
 
     @property
     def table_columns(self) -> list[str]:
@@ -273,25 +394,32 @@ class Sweep:
 
     def run(self, out: str | Path | None = None, workers: int = 1,
             scheduler: Any = None, save_runs: bool = False,
-            on_row: Callable[[dict[str, Any]], None] | None = None) -> SweepResult:
+            on_row: Callable[[dict[str, Any]], None] | None = None,
+            keep_rows: bool | None = None) -> SweepResult:
         """Run every case and return the table in case order. ``workers`` local processes
-        (1: in this process), or the Dask cluster ``scheduler`` (an address such as
-        ``tcp://10.0.0.5:8786`` or a ``dask.distributed.Client``). With ``out``, writes
-        ``sweep.csv`` (row by row) and ``sweep.json`` there, and with ``save_runs`` each
-        case's outputs to ``out/runs/case_NNNN``. ``on_row`` is called with each row as it
-        is written. Ctrl-C stops the sweep and keeps the finished rows."""
-        if workers < 1:
-            raise RrsError(f"workers: found {workers}, expected 1 or more")
+        (1: in this process; at most :data:`MAX_WORKERS`), or the Dask cluster
+        ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
+        ``dask.distributed.Client``). With ``out``, writes ``sweep.csv`` (row by row, in
+        case order) and ``sweep.json`` (the sweep's spec, counts and failures) there, and
+        with ``save_runs`` each case's outputs to ``out/runs/case_NNNN``. ``on_row`` is
+        called with each row as it is written. ``keep_rows`` keeps every row in memory
+        (:attr:`SweepResult.rows`); by default a sweep of at most :data:`ROWS_KEPT` cases
+        does. Ctrl-C or a signal stops the sweep at once and keeps the finished rows."""
+        if isinstance(workers, bool) or not isinstance(workers, int) \
+                or not 1 <= workers <= MAX_WORKERS:
+            raise RrsError(f"workers: found {workers!r}, expected a whole number from 1 to "
+                           f"{MAX_WORKERS}")
         if save_runs and out is None:
             raise RrsError("save_runs needs an output directory (out)")
         out_dir = Path(out) if out is not None else None
         cases = self.cases()
+        runs = (out_dir / "runs").resolve() if save_runs and out_dir is not None else None
         width = max(4, len(str(len(cases) - 1)))
-        # each case's values and where its outputs go; the scenario and the columns,
-        # which every case shares, go to the runners once
-        tasks = [(values, str((out_dir / "runs" / f"case_{i:0{width}d}").resolve())
-                  if save_runs and out_dir is not None else None)
-                 for i, values in enumerate(cases)]
+
+        def case_out(i: int) -> str | None:  # where case i's outputs go, if anywhere
+            return str(runs / f"case_{i:0{width}d}") if runs is not None else None
+
+        workers = min(workers, len(cases))  # no idle processes
         if scheduler is not None:
             _dask()  # before any file is written
             runner = "dask"
@@ -301,54 +429,40 @@ class Sweep:
             runner = "1 local worker"
         meta = {"scenario": self.scenario.file, "mode": self.mode,
                 "params": _plain(self.params), "cases": len(cases), "runner": runner}
+        keep = len(cases) <= ROWS_KEPT if keep_rows is None else keep_rows
         # the directory locked as a drive locks it (a second sweep or drive is refused)
         lock = prepare_output_dir(out_dir) if out_dir is not None else None
         try:
-            return self._run_cases(out_dir, cases, tasks, runner, meta, scheduler, workers,
-                                   on_row)
+            table = _Table(out_dir, self.table_columns, cases, keep, on_row)
+            return self._run_cases(table, case_out, meta, scheduler, workers)
         finally:
             if lock is not None:
                 release_output_dir(out_dir, lock)
 
-    def _run_cases(self, out_dir: Path | None, cases: list, tasks: list, runner: str,
-                   meta: dict[str, Any], scheduler: Any, workers: int,
-                   on_row: Callable[[dict[str, Any]], None] | None) -> SweepResult:
+    def _run_cases(self, table: _Table, case_out: Callable[[int], str | None],
+                   meta: dict[str, Any], scheduler: Any, workers: int) -> SweepResult:
         """:meth:`run`'s cases, once its output directory is locked."""
-        writer = _TableWriter(out_dir, self.table_columns, meta)
-        pending: dict[int, dict[str, Any]] = {}
-        done = 0
-        cpu = 0.0
-
-        def collect(i: int, row: dict[str, Any]) -> None:
-            nonlocal done, cpu
-            cpu += row.pop("_cpu_s", 0.0)
-            pending[i] = {"case": i, **{k: _plain(v) for k, v in cases[i].items()}, **row}
-            while done in pending:  # rows go out in case order whoever finishes first
-                r = pending.pop(done)
-                writer.write({c: r.get(c) for c in writer.columns})
-                if on_row is not None:
-                    on_row(writer.rows[-1])
-                done += 1
-
+        cases = table.cases
         wall0 = time.perf_counter()
         interruption: KeyboardInterrupt | None = None
         try:
             if scheduler is not None:
-                _run_dask(scheduler, self.scenario, self.columns, tasks, collect)
+                _run_dask(scheduler, self.scenario, self.columns, case_out, table)
             elif workers > 1:
-                _run_pool(workers, self.scenario, self.columns, tasks, collect)
+                _run_pool(workers, self.scenario, self.columns, case_out, table)
             else:
-                for i, (values, case_out) in enumerate(tasks):
-                    collect(i, run_case(self.scenario, values, self.columns, case_out))
+                for i in range(len(cases)):
+                    table.add(i, run_case(self.scenario, cases[i], self.columns, case_out(i)))
         except KeyboardInterrupt as exc:
             interruption = exc
-            for i in sorted(pending):  # finished, but behind an unfinished case
-                writer.write({c: pending[i].get(c) for c in writer.columns})
+            table.add_waiting()  # finished, but behind an unfinished case
         finally:
-            writer.close(interruption is not None)
-        return SweepResult(writer.columns, writer.rows, out_dir,
-                           time.perf_counter() - wall0, runner, interruption is not None, cpu,
-                           interruption)
+            wall = time.perf_counter() - wall0
+            table.close({**meta, "interrupted": interruption is not None,
+                         "wall_time_s": round(wall, 3), "cpu_time_s": round(table.cpu_s, 3)})
+        return SweepResult(table.columns, table.rows, len(cases), table.done, table.failures,
+                           table.first_failures, table.out, wall, meta["runner"],
+                           interruption is not None, table.cpu_s, interruption)
 
 
 #: Modules whose presence means a GUI may be open (matplotlib's interactive backends).
@@ -386,26 +500,55 @@ def _fork_is_safe() -> bool:
 
 
 def _run_pool(workers: int, scenario: Scenario, columns: Sequence[str],
-              tasks: list[tuple[Mapping[str, Any], str | None]], collect: Callable) -> None:
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+              case_out: Callable[[int], str | None], table: _Table) -> None:
+    """The cases on ``workers`` local processes, handed out by index, at most
+    :data:`WINDOW_PER_WORKER` per worker ahead of the first unwritten row."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
+    n, window = len(table.cases), WINDOW_PER_WORKER * workers
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context(),
                              initializer=_start_pool_worker,
-                             initargs=(scenario, columns)) as pool, \
+                             initargs=(scenario, columns, table.cases)) as pool, \
             warnings.catch_warnings():
         # Python 3.12+ warns of any fork with more than one native thread; _context
         # forks only with BLAS's idle pool besides this one
         warnings.filterwarnings("ignore", "This process .* is multi-threaded",
                                 DeprecationWarning)
-        futures = {pool.submit(_run_pool_case, values, case_out): i
-                   for i, (values, case_out) in enumerate(tasks)}
+        running: dict[Any, int] = {}  # future: case
+        handed = 0  # cases handed out
         try:
-            for f in as_completed(futures):
-                collect(futures[f], f.result())
+            while True:
+                while handed < n and handed < table.next + window:
+                    running[pool.submit(_run_pool_case, handed, case_out(handed))] = handed
+                    handed += 1
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in sorted(finished, key=running.__getitem__):
+                    table.add(running.pop(f), f.result())
         except BaseException:
-            for f in futures:
-                f.cancel()
+            _stop_pool(pool, running)
             raise
+
+
+def _stop_pool(pool: Any, running: Mapping[Any, int]) -> None:
+    """End an interrupted pool at once: no case is started; the running ones are
+    interrupted (each drive ends as an interrupted drive does, its outputs whole, within
+    :data:`STOP_GRACE_S`, else its worker is killed)."""
+    from concurrent.futures import wait
+
+    # (the executor's processes are not public; without them the cases run to their end)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:  # Ctrl-C reached them already; a SIGTERM to this process did not
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(p.pid, signal.SIGTERM)
+    # (a cancelled future is never "done" for wait; the shutdown cancels them later)
+    wait([f for f in running if not f.cancel()], timeout=STOP_GRACE_S)
+    for p in processes:
+        with contextlib.suppress(OSError, ValueError):
+            if p.is_alive():
+                p.kill()
 
 
 def _dask() -> Any:
@@ -419,7 +562,10 @@ def _dask() -> Any:
 
 
 def _run_dask(scheduler: Any, scenario: Scenario, columns: Sequence[str],
-              tasks: list[tuple[Mapping[str, Any], str | None]], collect: Callable) -> None:
+              case_out: Callable[[int], str | None], table: _Table) -> None:
+    """The cases on a Dask cluster, each sent with its values, at most
+    :data:`WINDOW_PER_WORKER` per worker (4 workers at least) in flight ahead of the first
+    unwritten row."""
     distributed = _dask()
     Client, as_completed = distributed.Client, distributed.as_completed
     own = not isinstance(scheduler, Client)
@@ -434,14 +580,29 @@ def _run_dask(scheduler: Any, scenario: Scenario, columns: Sequence[str],
     try:
         # the scenario sent to the workers once, each case with only its values
         shared = client.scatter(scenario, broadcast=True)
-        futures = client.map(run_case, [shared] * len(tasks), [v for v, _ in tasks],
-                             [list(columns)] * len(tasks), [o for _, o in tasks], pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
+        size = len(client.scheduler_info().get("workers", {}))
+        n, window = len(table.cases), WINDOW_PER_WORKER * max(4, size)
+        running: dict[Any, tuple[int, Any]] = {}  # key: case, future
+        finished = as_completed()
+        handed = 0
+
+        def hand_out() -> None:
+            nonlocal handed
+            while handed < n and handed < table.next + window:
+                f = client.submit(run_case, shared, table.cases[handed], list(columns),
+                                  case_out(handed), pure=False)
+                running[f.key] = (handed, f)
+                finished.add(f)
+                handed += 1
+
         try:
-            for f in as_completed(futures):
-                collect(index[f.key], f.result())
+            hand_out()
+            for f in finished:  # (as_completed takes futures added while it is iterated)
+                i, _ = running.pop(f.key)
+                table.add(i, f.result())
+                hand_out()
         except BaseException:
-            client.cancel(futures)
+            client.cancel([f for _, f in running.values()])
             raise
     finally:
         if own:
