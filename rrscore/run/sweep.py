@@ -39,6 +39,7 @@ from ..model.errors import (
     Interrupted,
     RrsError,
     clear_interruptions,
+    interruption_behind,
     note_interruption,
     on_signal,
     writing_outputs,
@@ -171,6 +172,11 @@ def _run_pool_case(i: int, out: str | None) -> dict[str, Any]:
     _IN_CASE[0] = True
     try:
         return run_case(scenario, cases[i], columns, out)
+    except SystemError as exc:  # a signal met in compiled code: an interruption
+        interruption = interruption_behind(exc)
+        if interruption is None:
+            raise
+        raise interruption from None  # (the cause would not reach the sweep's process)
     finally:
         _IN_CASE[0] = False
 
@@ -453,8 +459,11 @@ class Sweep:
             else:
                 for i in range(len(cases)):
                     table.add(i, run_case(self.scenario, cases[i], self.columns, case_out(i)))
-        except KeyboardInterrupt as exc:
-            interruption = exc
+        except (KeyboardInterrupt, SystemError) as exc:
+            # (a SystemError: a signal met in compiled code outside a drive's steps)
+            interruption = interruption_behind(exc)
+            if interruption is None:
+                raise
             table.add_waiting()  # finished, but behind an unfinished case
         finally:
             wall = time.perf_counter() - wall0

@@ -99,6 +99,33 @@ def test_dask_cluster_gives_the_same_table_as_one_worker(scenario, serial) -> No
     assert result.rows == serial.rows
 
 
+def test_dask_hands_out_cases_as_rows_are_written_and_stops_when_interrupted(
+        scenario, serial, monkeypatch) -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    import rrscore.run.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "WINDOW_PER_WORKER", 1)  # 4 cases in flight at most
+    params = {"stop.max_time": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+    seen = []
+
+    def stop_at_case_6(row: dict) -> None:
+        seen.append(row["case"])
+        if row["case"] == 6:
+            raise KeyboardInterrupt
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        result = Sweep(scenario, PARAMS).run(scheduler=client)
+        assert result.rows == serial.rows  # the window refilled as rows were written
+        stopped = Sweep(scenario, params).run(scheduler=client, on_row=stop_at_case_6)
+        assert stopped.interrupted and seen[:7] == list(range(7))
+        assert stopped.done <= 6 + 4  # none handed out after the interruption
+        # nothing left running or queued on the cluster (the scenario and the last case
+        # are finished futures, held by the interruption's traceback)
+        assert all(f.status == "finished" for f in client.futures.values())
+
+
 def test_zip_runs_the_ith_values_together(scenario) -> None:
     result = sweep(scenario, {"start.speed": ["0 km/h", "20 km/h"], "stop.max_time": [2, 3]},
                    mode="zip", columns=["sim_time_s", "energy.drive_J"])
@@ -257,3 +284,83 @@ def test_sigterm_ends_a_sweep_with_143_keeping_the_finished_rows(tmp_path: Path)
     assert 3 <= len(rows) - 1 < 400
     doc = json.loads((out / "sweep.json").read_text())
     assert doc["interrupted"] is True and doc["done"] == len(rows) - 1
+
+
+def big_sweep_args(third: int) -> list[str]:
+    """``--param`` options for 100 x 100 x ``third`` cases of a 0.2 s to 0.21 s drive."""
+    return ["--param", "start.speed=" + ",".join(f"{v / 10:g}" for v in range(100)),
+            "--param", "stop.max_time=" + ",".join(f"{0.2 + i * 1e-4:.4f}" for i in range(100)),
+            "--param", "output.sample_interval="
+            + ",".join(f"{0.5 + i * 0.01:.2f}" for i in range(third))]
+
+
+def interrupt_big_sweep(out: Path, third: int, workers: int, sig: int,
+                        rows: int = 20) -> tuple[int, str, float, float]:
+    """Start ``rrs sweep`` of 10^4 x ``third`` cases, send ``sig`` once ``sweep.csv`` has
+    ``rows`` rows; its exit status, stderr, seconds from the signal to its end, and its
+    peak resident memory in MB (its workers' included)."""
+    import os
+    import subprocess
+    import time
+
+    err_path = out.parent / f"{out.name}.err"
+    with open(err_path, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rrscore.cli.main", "sweep", str(SCENARIO),
+             *big_sweep_args(third), "--workers", str(workers), "--out", str(out)],
+            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL, cwd=out.parent)
+    end = time.monotonic() + 180
+    while time.monotonic() < end and proc.poll() is None:
+        csv_file = out / "sweep.csv"
+        if csv_file.is_file() and csv_file.read_bytes().count(b"\n") > rows:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, err_path.read_text()  # still running: a big sweep
+    proc.send_signal(sig)
+    signalled = time.monotonic()
+    while True:  # (wait4 for the child's peak memory; a hang guard, not a speed test)
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - signalled > 60:
+            proc.kill()
+            proc.wait()
+            pytest.fail(f"the sweep did not end within 60 s of signal {sig}")
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # (reaped here, not by Popen)
+    return (proc.returncode, err_path.read_text(), time.monotonic() - signalled,
+            usage.ru_maxrss / 1024)
+
+
+@pytest.mark.parametrize("sig, status, workers", [("SIGINT", 130, 1), ("SIGTERM", 143, 2)])
+def test_a_million_case_sweep_writes_at_once_and_a_signal_ends_it_keeping_whole_rows(
+        tmp_path: Path, sig: str, status: int, workers: int) -> None:
+    # (a 10^6-case sweep on two workers wrote no row in 60 s, used 2.6 GB and ignored
+    # Ctrl-C once)
+    import signal
+
+    out = tmp_path / "sw"
+    code, err, _, _ = interrupt_big_sweep(out, 100, workers, getattr(signal, sig))
+    assert code == status, err
+    assert err.strip() == f"rrs: interrupted; results so far were kept ({sig})", err
+    data = (out / "sweep.csv").read_bytes()
+    assert data.endswith(b"\n")
+    rows = read_csv(out / "sweep.csv")
+    assert all(len(r) == len(rows[0]) for r in rows)  # whole rows only
+    cases = [int(r[0]) for r in rows[1:]]
+    assert cases[0] == 0 and cases == sorted(set(cases))  # case order, none twice
+    doc = json.loads((out / "sweep.json").read_text())
+    assert doc["cases"] == 10**6 and doc["interrupted"] is True
+    assert doc["done"] == len(cases) < 10**6 and doc["rows_file"] == "sweep.csv"
+    assert "rows" not in doc  # (a million rows are sweep.csv's, not sweep.json's)
+
+
+def test_a_sweeps_memory_does_not_grow_with_its_number_of_cases(tmp_path: Path) -> None:
+    # both interrupted after their first rows: a sweep of 10^6 cases takes no more memory
+    # than one of 10^4 (the cases' list and a future per case took gigabytes)
+    import signal
+
+    small = interrupt_big_sweep(tmp_path / "small", 1, 2, signal.SIGTERM)
+    big = interrupt_big_sweep(tmp_path / "big", 100, 2, signal.SIGTERM)
+    assert small[0] == big[0] == 143, (small[1], big[1])
+    assert big[3] < small[3] + 50, (small[3], big[3])  # MB
