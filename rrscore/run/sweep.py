@@ -169,6 +169,8 @@ def _on_worker_signal(signum: int, frame: Any) -> None:
 def _run_pool_case(i: int, out: str | None) -> dict[str, Any]:
     assert _POOL_SWEEP is not None  # set by _start_pool_worker
     scenario, columns, cases = _POOL_SWEEP
+    if _WORKER_SIGNALS[0]:  # the sweep is ending: a case queued for this worker is not run
+        raise Interrupted(signal.SIGTERM)
     _IN_CASE[0] = True
     try:
         return run_case(scenario, cases[i], columns, out)
@@ -537,13 +539,17 @@ def _run_pool(workers: int, scenario: Scenario, columns: Sequence[str],
                     table.add(running.pop(f), f.result())
         except BaseException:
             _stop_pool(pool, running)
+            for f, i in running.items():  # rows that came in meanwhile are kept
+                if f.done() and not f.cancelled() and f.exception() is None:
+                    table.add(i, f.result())
             raise
 
 
 def _stop_pool(pool: Any, running: Mapping[Any, int]) -> None:
     """End an interrupted pool at once: no case is started; the running ones are
     interrupted (each drive ends as an interrupted drive does, its outputs whole, within
-    :data:`STOP_GRACE_S`, else its worker is killed)."""
+    :data:`STOP_GRACE_S`, else its worker is killed), and a worker that has had its
+    signal runs none of the cases queued for it."""
     from concurrent.futures import wait
 
     # (the executor's processes are not public; without them the cases run to their end)
