@@ -1,7 +1,8 @@
 """Benchmark: how a big sweep starts and how much memory it takes. Runs ``rrs sweep``
 on ``simple_loco_level`` (0.2 simulated seconds a case) over a grid of N cases (100
-start speeds by N/100 maximum times) in a child process, measures the wall time until
-``sweep.csv`` has its first row, lets it write ``--rows`` rows, sends SIGINT and prints
+start speeds by 100 maximum times by N/10^4 sample intervals) in a child process,
+measures the wall time until ``sweep.csv`` has its first row, lets it write ``--rows``
+rows, sends SIGINT and prints
 JSON: the time to the first row, the child's peak resident memory (``ru_maxrss``,
 including its workers), its exit status and how long it took to end after the signal.
 Run from the repository root (the ``rrscore`` imported is the one on PYTHONPATH):
@@ -38,9 +39,11 @@ def measure(cases: int, workers: int, rows: int, limit: float) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "sw"
         speeds = ",".join(f"{v / 10:g}" for v in range(100))
-        times = ",".join(f"{0.2 + i * 1e-6:.6f}" for i in range(cases // 100))
+        times = ",".join(f"{0.2 + i * 1e-4:.4f}" for i in range(100))
+        samples = ",".join(f"{0.5 + i * 0.01:.2f}" for i in range(max(1, cases // 10**4)))
         cmd = [sys.executable, "-m", "rrscore.cli.main", "sweep", str(SCENARIO),
                "--param", f"start.speed={speeds}", "--param", f"stop.max_time={times}",
+               "--param", f"output.sample_interval={samples}",
                "--workers", str(workers), "--out", str(out)]
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

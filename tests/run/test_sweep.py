@@ -173,6 +173,34 @@ def test_failing_case_is_a_row_with_its_error_and_the_sweep_goes_on(scenario) ->
     assert result.failed == [failed]
 
 
+def test_a_sweep_not_keeping_its_rows_counts_its_failures_and_names_where_rows_are(
+        scenario, tmp_path: Path) -> None:
+    # (sweep.json held every row, which a sweep of a million cases cannot keep)
+    params = {"train.vehicles[0].count": [1, 2, 2, 1], "start.speeds": [[0.0]] * 4,
+              "stop.max_time": [2] * 4}  # cases 1 and 2 fail: two locomotives, one speed
+    result = Sweep(scenario, params, mode="zip").run(out=tmp_path, keep_rows=False)
+    assert (result.cases, result.done, result.failures) == (4, 4, 2)
+    assert [r["case"] for r in result.first_failures] == [1, 2]
+    with pytest.raises(RrsError, match=r"not kept in memory.*sweep\.csv"):
+        _ = result.rows
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert "rows" not in doc and doc["rows_file"] == "sweep.csv"
+    assert (doc["cases"], doc["done"], doc["failures"]) == (4, 4, 2)
+    assert [r["case"] for r in doc["first_failures"]] == [1, 2]
+    assert [r["error"] for r in doc["first_failures"]] == [
+        r[-1] for r in read_csv(tmp_path / "sweep.csv")[2:4]]
+    kept = Sweep(scenario, params, mode="zip").run()  # small: kept by default
+    assert [r["case"] for r in kept.failed] == [1, 2] and len(kept.rows) == 4
+
+
+@pytest.mark.parametrize("workers", [0, -1, 257, 2.5, True, "2"])
+def test_a_bad_worker_count_is_an_error_before_anything_runs(scenario, tmp_path: Path,
+                                                             workers) -> None:
+    with pytest.raises(RrsError, match=r"workers: found .*, expected a whole number from 1"):
+        Sweep(scenario, {"stop.max_time": [1]}).run(out=tmp_path / "o", workers=workers)
+    assert not (tmp_path / "o").exists()
+
+
 def test_interrupted_sweep_keeps_the_finished_rows(scenario, tmp_path: Path) -> None:
     def stop_after_two(row: dict) -> None:
         if row["case"] == 1:
