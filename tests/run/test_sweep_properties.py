@@ -37,12 +37,15 @@ SCENARIO = CONFIGS / "scenarios" / "simple_loco_level.toml"
 KEYS = {"start.speed": "10 km/h", "stop.max_time": "2 s", "solver.control_step": "0.05 s",
         "output.sample_interval": "1 s"}
 
-#: Values wrong for every key above: non-finite and out-of-range numbers, bad units,
-#: wrong types.
+#: Values wrong for the keys above (the NEGATIVE ones but for the start speed):
+#: non-finite and out-of-range numbers, bad units, wrong types.
 BAD_VALUES = st.sampled_from([
     "nan", "inf", "-inf", "1e999", "-1e999", "-1", "-1e30", "-1e308", "nan km/h",
     "inf s", "5 furlongs", "12 kg", "true", "[]", "[1, 2]", "{a = 1}", '"fast"', "-0.5 s",
 ])
+
+#: Values wrong for every key above but the start speed (a train may start backwards).
+NEGATIVE = ("-1", "-1e30", "-1e308", "-0.5 s")
 
 NAME = st.text(string.ascii_lowercase + "_.[]0123456789", min_size=1, max_size=20)
 
@@ -61,7 +64,8 @@ def _spec(kind: str, draw: st.DrawFn) -> tuple[list[str], str]:
         return ["--param", f"nosuch_{draw(NAME)}=1"], "--param"
     if kind == "bad_value":
         good = [KEYS[key]] * draw(st.integers(0, 3))
-        values = [*good, draw(BAD_VALUES)]
+        bad = draw(BAD_VALUES.filter(lambda v: key != "start.speed" or v not in NEGATIVE))
+        values = [*good, bad]
         return ["--param", f"{key}=" + ",".join(draw(st.permutations(values)))], "--param"
     if kind == "twice":
         return ["--param", f"{key}={KEYS[key]}", "--param", f"{key}={KEYS[key]}"], \
