@@ -70,8 +70,17 @@ def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
     return out
 
 
-def _track_ends(doc: dict) -> list[str]:
-    tracks = doc.get("network", {}).get("tracks", [])
+def _network(doc: dict) -> dict | None:
+    """The network table of a network file, or a yard's inline one."""
+    net = doc.get("network", doc.get("yard", {}).get("network") if isinstance(
+        doc.get("yard"), dict) else None)
+    return net if isinstance(net, dict) else None
+
+
+def _track_ends(net: dict) -> list[str]:
+    tracks = net.get("tracks", [])
+    if not isinstance(tracks, list):
+        return ["main.end"]
     names = [t["name"] for t in tracks if isinstance(t, dict) and isinstance(t.get("name"), str)]
     return [f"{n}.{e}" for n in names for e in ("start", "end")] or ["main.end"]
 
@@ -80,20 +89,20 @@ def _mutate(doc: dict, data: st.DataObject) -> None:
     """One mutation of ``doc``, drawn from ``data``."""
     kind = data.draw(st.sampled_from(["replace", "replace", "replace", "delete", "rename",
                                       "unknown", "double", "join"]), label="kind")
-    if kind == "join" and "network" in doc and isinstance(doc["network"], dict):
+    net = _network(doc)
+    if kind == "join" and net is not None:
         # a joint between two track ends: a loop, an end joined twice, an end to itself
-        ends = _track_ends(doc)
+        ends = _track_ends(net)
         pair = data.draw(st.lists(st.sampled_from(ends), min_size=2, max_size=2), label="ends")
         as_switch = data.draw(st.booleans(), label="as switch")
         key = "switches" if as_switch else "connections"
-        if not isinstance(doc["network"].setdefault(key, []), list):
+        if not isinstance(net.setdefault(key, []), list):
             return  # replaced by something else already
         if as_switch:
             leg = data.draw(st.sampled_from(ends), label="leg")
-            doc["network"][key].append({"name": "new", "points": pair[0],
-                                        "legs": [pair[1], leg]})
+            net[key].append({"name": "new", "points": pair[0], "legs": [pair[1], leg]})
         else:
-            doc["network"][key].append({"ends": pair})
+            net[key].append({"ends": pair})
         return
     paths = _paths(doc)
     if kind == "double":  # a list entry twice: duplicate names, duplicate joints
@@ -202,6 +211,10 @@ def test_a_malformed_yard_or_network_is_one_line_exit_2_naming_file_and_key(
         configs_copy, tmp_path_factory, data):
     rel = data.draw(st.sampled_from(YARDS + NETWORKS), label="file")
     doc = tomllib.loads((CONFIGS / rel).read_text())
+    if rel.parent.name == "yards" and data.draw(st.booleans(), label="inline network"):
+        # the network inline, so that its mutations reach the network through the yard
+        doc["yard"]["network"] = tomllib.loads(
+            (CONFIGS / "yards" / doc["yard"]["network"]).read_text())["network"]
     for _ in range(data.draw(st.integers(min_value=1, max_value=3), label="mutations")):
         _mutate(doc, data)
     event(check_mutant(configs_copy, rel, doc, tmp_path_factory))
