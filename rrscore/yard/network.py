@@ -572,6 +572,18 @@ class Network:
             stack = [((t0, 1), frozenset((t0,)), {})]
             while stack:
                 end, seen, setting = stack.pop()
+                k = self.switch_at.get(end)
+                if k is not None and k in setting and end in self.switches[k].legs \
+                        and self.switches[k].legs[setting[k]] != end:
+                    # back at a switch this walk went through, by its other leg: a
+                    # reversing (balloon) loop, which no setting closes but a run-through
+                    # does (the run would force the switch over and over)
+                    sw = self.switches[k]
+                    raise ctx.child("switches").child(k).child("legs").error(
+                        f"found a loop of tracks from {self.end_name(sw.legs[setting[k]])} "
+                        f"back to {self.end_name(end)}, the other leg of switch "
+                        f"{sw.name!r}; expected tracks without loops (a reversing loop is "
+                        "not supported)")
                 for (track, enter), after in self._exits(end, setting):
                     if track in seen:
                         sw = self.switches

@@ -234,3 +234,43 @@ def test_a_yard_naming_its_own_file_as_its_network_names_the_network_key(tmp_pat
     code, _, err = rrs("validate", target)
     assert_config_error(code, err, target)
     assert ": yard.network: " in err, err
+
+
+#: Reversing (balloon) loops: a switch whose two legs lead round to each other. No
+#: setting of the switch closes them, so the search for loops at any setting let them
+#: through, and a cut running round one ran the switch through, forced it over and ran
+#: it through again at the same instant without end (a hang, the events growing).
+BALLOONS = {
+    "one track": {"tracks": [{"name": "lead", "points": [[-100, 0], [0, 0]]},
+                             {"name": "loop", "points": [[0, 0], [100, 0], [100, 100],
+                                                         [0, 100], [0, 0]]}],
+                  "switches": [{"name": "s", "points": "lead.end",
+                                "legs": ["loop.start", "loop.end"]}]},
+    "three tracks": {"tracks": [{"name": "lead", "points": [[-100, 0], [0, 0]]},
+                                {"name": "a", "points": [[0, 0], [100, 0]]},
+                                {"name": "b", "points": [[100, 0], [100, 100]]},
+                                {"name": "c", "points": [[100, 100], [0, 100], [0, 0]]}],
+                     "connections": [{"ends": ["a.end", "b.start"]},
+                                     {"ends": ["b.end", "c.start"]}],
+                     "switches": [{"name": "s", "points": "lead.end",
+                                   "legs": ["a.start", "c.end"]}]},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BALLOONS))
+def test_a_reversing_loop_is_refused_naming_the_switch_legs(tmp_path, shape):
+    network = tmp_path / "balloon.toml"
+    network.write_text(tomli_w.dumps({"network": BALLOONS[shape]}))
+    yard = tmp_path / "yard.toml"
+    yard.write_text(tomli_w.dumps({"yard": {
+        "network": "balloon.toml", "run_through": "force",
+        "cuts": [{"name": "car", "track": "lead", "front": "90 m", "speed": "4 m/s",
+                  "train": {"vehicles": [{"config": str(CONFIGS / "vehicles"
+                                                    / "freight_car_4axle.toml")}]}}]}}))
+    for target in (network, yard):
+        code, _, err = rrs("validate", target)
+        assert_config_error(code, err, network)  # the network file is where the loop is
+        assert ": network.switches[0].legs: found a loop of tracks " in err, err
+        assert "other leg of switch 's'" in err, err
+    code, _, err = rrs("drive", yard, "--out", tmp_path / "out")
+    assert_config_error(code, err, network)
