@@ -291,6 +291,11 @@ class FreeCars:
         v = self.v
         return float(0.5 * self.mass @ (v * v))
 
+    def at_rest(self, speed: float) -> bool:
+        """Whether every car is slower than ``speed`` and none is sped up or slowed: each
+        group held (by friction or a stop) or coasting, not at the top of a bounce."""
+        return all(abs(g.speed(self.t)) < speed and g.accel == 0.0 for g in self._chain())
+
     def stop_forces(self) -> tuple[float, float]:
         """The force the rear and the front buffer stop press on the cars resting against
         them now, N (+ forward; 0 where none rests). A group pressed against a stop by
@@ -519,7 +524,10 @@ class FreeCars:
             pairs = {k for g in touched for k in (g.prev, g) if k is not None
                      and k.next is not None}
             acted = False
-            for g in (k for k in touched if k.prev is None or k.next is None):
+            # in the cars' order, never the set's: where objects sit in memory must not
+            # decide which of two simultaneous events comes first
+            for g in sorted((k for k in touched if k.prev is None or k.next is None),
+                            key=lambda k: k.i0):
                 behind, ahead = self._stop_gaps(g)
                 v = g.speed(self.t)
                 # any speed onto a stop it touches is an impact, however small: one below
@@ -558,11 +566,24 @@ class FreeCars:
                     touched |= {front}
                     acted = True
                     break
+            if acted:
+                continue
+            # groups whose stop falls within this instant (1e-160 m/s left by merges of
+            # near-stopped cars) stop now, all at once: one at a time, merges hand each
+            # such speed on, ever smaller, and the clock stands
+            for g in sorted(touched, key=lambda k: k.i0):
+                v = g.speed(self.t)
+                if v != 0.0 and self.t + stop_time(v, g.force / g.mass,
+                                                   g.friction / g.mass) == self.t:
+                    self._rebase(g)
+                    g.v0 = 0.0
+                    self._motion(g)
+                    acted = True
             if not acted:
                 break
         else:
             raise RuntimeError(f"impacts at t = {self.t:.6f} s do not settle")
-        for g in touched:
+        for g in sorted(touched, key=lambda k: k.i0):  # (the heap's order of ties)
             if g.alive:
                 self._predict(g)
 

@@ -297,8 +297,13 @@ class YardRun:
 
     def _reform_with(self, k: int, position: int) -> None:
         state = self._state()
-        self.positions[k] = position
-        self._form(*state)
+        was, self.positions[k] = self.positions[k], position
+        try:
+            self._form(*state)
+        except RuntimeError:  # cars would overlap: the lines as they stood, then say so
+            self.positions[k] = was
+            self._form(*state)
+            raise
 
     # ------------------------------------------------------------------ events
     def _who(self, c: int) -> tuple[str, int]:
@@ -679,7 +684,8 @@ class YardRun:
             self._check_sides()
             if stop["standstill"] and all(m["phase"] == "hold" for m in self.moves) and \
                     self.max_speed > stop["standstill_speed"] and \
-                    float(np.abs(after[2]).max()) < stop["standstill_speed"]:
+                    all(e is None or e.at_rest(stop["standstill_speed"])
+                        for e in self.engines):
                 self.stop_reason = "standstill"
         if self.stop_reason is None and self.t >= stop["max_time"] - 1e-9:
             self.stop_reason = "max_time"
@@ -730,10 +736,14 @@ class YardRun:
         if self.scenario.config["run_through"] == "stop":
             self.stop_reason = f"run-through of switch {s.name}"
             return
-        self.forced.append(s.name)
         leg = next(i for i, (t, _) in enumerate(s.legs)
                    if t == self.lines[line_hit].tracks[0 if end == 0 else -1])
-        self.throw(k, leg, forced=True)
+        try:
+            self.throw(k, leg, forced=True)
+        except RuntimeError:  # forced over under a car standing across its points
+            self.stop_reason = f"run-through of switch {s.name} under a standing car"
+            return
+        self.forced.append(s.name)
 
     def _check_sides(self) -> None:
         pairs = set(self._side_pairs())

@@ -4,14 +4,20 @@ reversing, and groups that part again."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CONFIGS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rrscore.model.config import Context
 from rrscore.yard.freecars import REST_SPEED, FreeCars, contact_time, stop_time
+from rrscore.yard.yard import yard_from_table
+from rrscore.yard.yardrun import YardRun
 
 M = 92500.0  # a loaded car, kg (effective mass)
 L = 14.0  # over buffers, m
@@ -480,3 +486,14 @@ def test_cars_pulled_onto_a_stop_all_come_to_rest_against_it_whatever_the_restit
     assert np.all(cars.v == 0.0)
     np.testing.assert_allclose(cars.gaps(), 0.0, atol=1e-9)
     assert cars.stop_forces()[1] == pytest.approx(-(pull - friction).sum(), rel=1e-9)
+
+
+def test_a_speed_too_small_to_move_the_clock_stops_now_not_in_endless_stops():
+    # found by the random yards: a cut set off at 1.4e-149 m/s stops at 1.9e-147 s, and
+    # merges and splits of its cars left speeds of 1e-166 m/s whose stops fell within
+    # that same instant; the clock stood through 10^6 such stops
+    table = json.loads((Path(__file__).parent / "stalled_clock_yard.json").read_text())
+    scenario = yard_from_table(table, Context("<stalled clock>", "yard", CONFIGS / "yards"))
+    run = YardRun(scenario)
+    run.advance(1.0)
+    assert run.t == 1.0 and run.stop_reason is None

@@ -220,9 +220,6 @@ def test_a_malformed_yard_or_network_is_one_line_exit_2_naming_file_and_key(
     event(check_mutant(configs_copy, rel, doc, tmp_path_factory))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 50: a yard naming its own file as its network "
-                   "gets 'yard: unknown key' without the key path (owned by the yard "
-                   "lifecycle work)")
 def test_a_yard_naming_its_own_file_as_its_network_names_the_network_key(tmp_path):
     doc = tomllib.loads((CONFIGS / "yards" / "buffer_stop.toml").read_text())
     doc["yard"]["network"] = "self.toml"

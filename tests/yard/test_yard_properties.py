@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -47,21 +47,12 @@ SPEED_TOL = 1e-9
 #: The S-curve of two 190 m arcs that puts a diverging leg 5 m beside the straight one
 #: (configs/networks/shunting.toml's).
 S_CURVE = [{"radius": "190 m", "angle": 9.3054}, {"radius": "190 m", "angle": -9.3054}]
-#: "impacts at t = ... do not settle": repeated inelastic impacts against a buffer stop
-#: (issue 50, the resting-contact rule owned by the free-car engine's fix). Until it
-#: lands, a run ending so is left out of the checks below and counted; the strict xfail
-#: test_a_buffer_stop_yard_with_restitution_runs_to_rest fails loudly once it is fixed,
-#: and this should then be set False.
-RESTING_CONTACT_MISSING = True
-NOT_SETTLED = re.compile(r"impacts at t = \S+ s do not settle")
-#: What the yard does on a side collision and a run-through. Not 'continue' with
-#: 'force': a cut running a switch through while another cut's car stands across its toe
-#: (which 'continue' lets happen) forces the switch over under that car and the engine
-#: stops with "cars overlap ... after a switch was thrown" (issue 50; the strict xfail
-#: test_forcing_a_switch_under_a_standing_car_is_not_an_engine_error).
-SIDES_AND_RUN_THROUGHS = [{"side_collision": "stop", "run_through": "stop"},
-                          {"side_collision": "stop", "run_through": "force"},
-                          {"side_collision": "continue", "run_through": "stop"}]
+#: What the yard does on a side collision and a run-through, every combination. (With
+#: 'continue' and 'force', a cut may run a switch through while another cut's car stands
+#: across its toe: the drive stops there, see
+#: test_forcing_a_switch_under_a_standing_car_stops_the_drive_there.)
+SIDES_AND_RUN_THROUGHS = [{"side_collision": side, "run_through": through}
+                          for side in ("stop", "continue") for through in ("stop", "force")]
 
 
 @st.composite
@@ -179,13 +170,16 @@ def recording_impacts() -> Iterator[list[Impact]]:
     def on_impact(eng: FreeCars, g, contact: bool) -> None:
         h, j = g.next, g.i1 - 1
         i0, i1 = g.i0, h.i1
-        before = speeds(eng, i0, i1)
+        before, resting = speeds(eng, i0, i1), eng.counts["resting"]
         impact(eng, g, contact)
         after = speeds(eng, i0, i1)
         m = eng.mass[i0:i1]
         kind = eng.log[-1].kind
         closing = abs(before[j - i0] - before[j + 1 - i0])
-        e = 0.0 if kind == "coupled" or closing <= REST_SPEED else eng.restitution
+        # no bounce when coupled, slower than REST_SPEED, or struck again once its contact
+        # has bounced its share at this instant (counted 'resting')
+        e = 0.0 if kind == "coupled" or closing <= REST_SPEED or \
+            eng.counts["resting"] > resting else eng.restitution
         records.append(Impact(kind, (m @ before, m @ after), float(m @ np.abs(before)),
                               (0.5 * m @ before**2, 0.5 * m @ after**2),
                               (before[j - i0] - before[j + 1 - i0],
@@ -193,11 +187,12 @@ def recording_impacts() -> Iterator[list[Impact]]:
 
     def on_wall(eng: FreeCars, g) -> None:
         i0, i1 = g.i0, g.i1
-        before = speeds(eng, i0, i1)
+        before, resting = speeds(eng, i0, i1), eng.counts["resting"]
         wall_impact(eng, g)
         after = speeds(eng, i0, i1)
         m = eng.mass[i0:i1]
-        e = 0.0 if abs(before[0]) <= REST_SPEED else eng.restitution
+        e = 0.0 if abs(before[0]) <= REST_SPEED or eng.counts["resting"] > resting \
+            else eng.restitution
         records.append(Impact("buffer stop", (m @ before, m @ after), float(m @ np.abs(before)),
                               (0.5 * m @ before**2, 0.5 * m @ after**2),
                               (before[0], after[0]), e))
@@ -258,13 +253,7 @@ def fingerprint(run: YardRun) -> tuple:
 
 def check_yard(table: dict) -> None:
     scenario = yard_from_table(table, Context("<random yard>", "yard", CONFIGS / "yards"))
-    try:
-        run, impacts = run_checked(scenario)
-    except RuntimeError as exc:
-        if RESTING_CONTACT_MISSING and NOT_SETTLED.search(str(exc)):
-            event("impacts did not settle (issue 50, resting contact)")
-            return
-        raise
+    run, impacts = run_checked(scenario)
     check_impacts(impacts)
     event(f"stop: {run.stop_reason}")
     event(f"impacts: {min(len(impacts), 5)}{'+' if len(impacts) >= 5 else ''}")
@@ -290,9 +279,6 @@ def test_a_random_yard_with_restitution_keeps_cars_apart_and_momentum_and_is_rep
     check_yard(table)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="issue 50: repeated inelastic impacts at a buffer stop do not "
-                   "settle (the resting-contact rule is the free-car engine's fix)")
 @pytest.mark.parametrize("restitution", [0.1, 0.134, 0.2])
 def test_a_buffer_stop_yard_with_restitution_runs_to_rest(restitution):
     scenario = load_yard(CONFIGS / "yards" / "buffer_stop.toml").with_values(
@@ -342,27 +328,25 @@ def forced_switch_yard() -> dict:
         ]}
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError,
-                   reason="issue 50 (found here): run_through = 'force' throws a switch "
-                   "under a car standing across its toe; the engine stops with 'cars "
-                   "overlap ... after a switch was thrown' (rrscore/yard/yardrun.py)")
-def test_forcing_a_switch_under_a_standing_car_is_not_an_engine_error():
+def test_forcing_a_switch_under_a_standing_car_stops_the_drive_there():
+    # the points cannot be thrown under the car across them: the drive stops at the
+    # run-through, the lines as they stood (it was an engine error that left them half
+    # re-formed)
     scenario = yard_from_table(forced_switch_yard(),
                                Context("<forced switch>", "yard", CONFIGS / "yards"))
     run, impacts = run_checked(scenario)
     check_impacts(impacts)
+    assert run.stop_reason == "run-through of switch s1 under a standing car"
+    assert run.events[-1].kind == "run-through" and "s1" in run.events[-1].detail
+    assert run.forced == []  # (not thrown)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 50 (found here): after the engine error above "
-                   "the yard drive's end (fouling report, summary) reads a run whose lines "
-                   "were half re-formed: 'internal error: IndexError', exit 1, no summary")
-def test_a_yard_drive_the_engine_cannot_go_on_with_is_one_line_and_keeps_its_summary(
-        tmp_path):
+def test_a_yard_drive_stopped_by_a_forced_switch_under_a_car_keeps_its_summary(tmp_path):
     target = tmp_path / "forced_switch.toml"
     target.write_text(tomli_w.dumps({"yard": forced_switch_yard()}))
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         code = main(["drive", str(target), "--out", str(tmp_path / "out")])
-    assert "internal error" not in err.getvalue(), err.getvalue()
-    assert code in (0, 1) and len(err.getvalue().splitlines()) == (code == 1), err.getvalue()
-    assert (tmp_path / "out" / "summary.json").is_file()
+    assert code == 0 and err.getvalue() == "", err.getvalue()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["stop_reason"] == "run-through of switch s1 under a standing car"
