@@ -28,7 +28,7 @@ from ..model.events import Event
 from .lifecycle import LifecycleHooks
 from .recorder import Recorder
 from .run import Run
-from .scenario import Scenario
+from .scenario import Scenario, check_series_memory
 
 Progress = Callable[[float, float, float], None]
 """Called as ``progress(fraction_done, t, lead_speed)`` as the drive goes on."""
@@ -166,6 +166,7 @@ class Drive(Lifecycle):
                         on_rows=self._on_rows, states=self._rows_read,
                         each_row=outside("rrs_sample"))
         self.columns = self.run_.columns
+        check_series_memory(scenario, len(self.columns))  # (the rows below are kept)
         self.events: list[Event] = []
         # the states at the rows being handed on (an array, one row each, or the function
         # that forms them: see sample_states), and the row rrs_sample has

@@ -29,6 +29,7 @@ from ..model.config import (
     thaw,
     validate,
 )
+from ..model.errors import ConfigError
 from ..model.track import MAX_LENGTH, ROUTE_SCHEMA, Route
 from ..model.train import TRAIN_SCHEMA, Train, resolve_train
 from ..model.units import G
@@ -257,6 +258,29 @@ def _signals_lacking(output: dict[str, Any], train: Train, brake_signals: tuple[
 #: adaptive solver's largest steps, control steps).
 MAX_ROWS = 1e9
 MAX_STEPS = 1e10
+
+
+#: The time series a drive keeps in memory (its result's ``series``, 8 bytes a value)
+#: takes at most this: a drive asking for more would end in the system's out-of-memory
+#: killer, hours in, with nothing written.
+SERIES_BYTES = 4 * 2**30
+
+
+def check_series_memory(scenario: Scenario, columns: int) -> None:
+    """Refuse (naming ``output.sample_interval``) a drive whose time series of
+    ``columns`` columns over ``stop.max_time`` would not fit in :data:`SERIES_BYTES`."""
+    cfg = scenario.config
+    t_max, interval = cfg["stop"]["max_time"], cfg["output"]["sample_interval"]
+    size = t_max / interval * columns * 8
+    if size > SERIES_BYTES:
+        raise ConfigError(
+            scenario.file, "scenario.output.sample_interval",
+            f"found {interval:g} s, which over stop.max_time = {t_max:g} s makes "
+            f"{t_max / interval:.3g} rows of {columns} columns, {size / 2**30:.3g} GiB of "
+            f"time series held in memory; expected at least "
+            f"{t_max * columns * 8 / SERIES_BYTES:.3g} s (at most "
+            f"{SERIES_BYTES / 2**30:g} GiB), or a shorter stop.max_time or fewer "
+            "recorded signals")
 
 
 def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:

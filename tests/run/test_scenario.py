@@ -4,13 +4,16 @@ a control step longer than the drive is not an error, and no value overflows."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import CONFIGS
 
 from rrscore.model.errors import ConfigError
 from rrscore.run.drive import Drive
-from rrscore.run.scenario import MAX_ROWS, MAX_STEPS, load_scenario
+from rrscore.run.scenario import MAX_ROWS, MAX_STEPS, SERIES_BYTES, load_scenario
 
 DEMO = CONFIGS / "scenarios" / "freight_50.toml"
 
@@ -75,3 +78,27 @@ def test_one_run_records_a_locomotive_s_signal_and_the_cars_speed_warning_once(d
         series["v7_traction_level"]).all()
     assert np.isfinite(series["v3_speed_mps"]).all()
     assert result.summary["warnings"] == list(scenario.warnings)
+
+
+def test_a_time_series_too_large_for_memory_is_refused_before_the_drive(demo, tmp_path):
+    # 2,400 s at 2e-5 s is 1.2e8 rows (within MAX_ROWS); the demo's columns make it more
+    # than SERIES_BYTES held in memory: it ran until the out-of-memory killer ended it
+    columns = len(Drive(demo).columns)
+    interval = 2400.0 * columns * 8 / SERIES_BYTES  # the shortest allowed
+    big = demo.with_values({"output.sample_interval": f"{interval * 0.999} s"})
+    with pytest.raises(ConfigError) as info:
+        Drive(big)
+    message = str(info.value)
+    assert "freight_50.toml: scenario.output.sample_interval: found " in message
+    assert f"rows of {columns} columns" in message and "GiB of time series" in message
+    Drive(demo.with_values({"output.sample_interval": f"{interval * 1.001} s"}))  # fits
+    proc = subprocess.run([sys.executable, "-m", "rrscore.cli.main", "drive", str(DEMO),
+                           "--out", str(tmp_path / "out"),
+                           "--set", f"output.sample_interval='{interval * 0.999} s'"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    # (after the warning about the CSV's size, which the drive would have written)
+    *_, error = proc.stderr.strip().splitlines()
+    assert error.startswith("rrs: error: ") and "GiB of time series" in error, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
