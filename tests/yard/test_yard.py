@@ -497,3 +497,21 @@ def test_an_interrupted_yard_drive_keeps_its_events_and_summary(tmp_path):
     assert summary["stop_reason"] == "interrupted" and summary["sim_time_s"] >= 20.0
     assert (tmp_path / "events.csv").read_text().startswith("time_s,kind")
     assert len((tmp_path / "positions.csv").read_text().splitlines()) > 20
+
+
+@pytest.mark.parametrize("restitution", [0.5, 0.9])
+def test_standstill_waits_for_the_cars_to_rest_not_a_bounce_s_top(restitution):
+    # lively bounces on 20 per mille: at the top of each the car is slower than
+    # standstill_speed for a moment (the drive ended there, 0.003 m/s and rising); it
+    # ends once the car rests on the stop, after the bouncing-ball sum 2 e u / (a (1 - e))
+    e = restitution
+    run = yard([cut("car", "t", 200.0, config=FREE_CAR)], network=GRADE_NET, restitution=e)
+    d = float(run.vehicle_ends()[3][0])
+    while run.stop_reason is None:
+        run.advance(run.t + run.dt)
+    assert run.stop_reason == "standstill"
+    a = PULL / M_EFF
+    u = math.sqrt(2.0 * a * d)
+    assert run.t >= math.sqrt(2.0 * d / a) + 2.0 * e * (u - REST_SPEED) / (a * (1.0 - e))
+    _, _, v, _ = run._state()
+    assert v[0] == 0.0
