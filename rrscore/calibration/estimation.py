@@ -24,11 +24,13 @@ a :class:`Finding`.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..jit import kernel
 from .kinematics import Transition, short_move, stop_deceleration, transition
 from .sensors import Command, SensorLayout, SensorLog
 
@@ -134,6 +136,34 @@ class Calibration:
     commands: dict[str, list[Command]] = field(default_factory=dict)
 
 
+@kernel(counted=True)
+def longest_in_order(idx, n_sensors, prev):
+    """The longest subsequence of hits whose sensor indices ``idx`` strictly increase:
+    fills ``prev`` (each hit's predecessor on its longest chain, -1 for none) and returns
+    the chain's last hit (-1 for no hits). Of equally long chains, each step takes the
+    earliest hit, and the chain ends at the earliest hit it can.
+
+    The hits of one sensor are reached in time order and a later one has every
+    predecessor an earlier one had, so per sensor it is enough to keep the longest chain
+    ending there and its earliest hit: O(hits x sensors), where comparing every pair of
+    hits took O(hits^2) (a run of 10^5 hits ran as if hung)."""
+    longest = np.zeros(n_sensors, dtype=np.int64)  # per sensor: the longest chain ending there
+    first = np.full(n_sensors, -1, dtype=np.int64)  # and its earliest hit
+    for i in range(idx.size):
+        length, j = 0, -1
+        for s in range(idx[i]):
+            if longest[s] > length or (longest[s] == length and length > 0 and first[s] < j):
+                length, j = longest[s], first[s]
+        prev[i] = j
+        if length + 1 > longest[idx[i]]:
+            longest[idx[i]], first[idx[i]] = length + 1, i
+    length, end = 0, -1
+    for s in range(n_sensors):
+        if longest[s] > length or (longest[s] == length and length > 0 and first[s] < end):
+            length, end = longest[s], first[s]
+    return end
+
+
 def run_segments(run: str, hits, layout: SensorLayout,
                  findings: list[Finding]) -> tuple[list, list[Segment]]:
     """The good hits of one run (in time order) and the segments between neighbouring
@@ -141,16 +171,12 @@ def run_segments(run: str, hits, layout: SensorLayout,
     and skips gaps (missed hits), reporting each."""
     # the hits that are real are the longest run of sensors in route order (a spurious
     # hit, a sensor firing twice or out of turn, breaks the order); ties keep early hits
-    idx = [layout.index(h.sensor) for h in hits]
-    best, prev = [1] * len(hits), [-1] * len(hits)
-    for i in range(len(hits)):
-        for j in range(i):
-            if idx[j] < idx[i] and best[j] + 1 > best[i]:
-                best[i], prev[i] = best[j] + 1, j
+    idx = np.array([layout.index(h.sensor) for h in hits], dtype=np.int64)
+    prev = np.full(len(hits), -1, dtype=np.int64)
+    i = longest_in_order(idx, len(layout), prev)
     keep: set[int] = set()
-    i = max(range(len(hits)), key=lambda k: (best[k], -k)) if hits else -1
     while i >= 0:
-        keep.add(i)
+        keep.add(int(i))
         i = prev[i]
     good = [h for k, h in enumerate(hits) if k in keep]
     fired = {h.sensor for h in good}
@@ -195,9 +221,13 @@ def _stretches(run: str, commands: list[Command], segments: list[Segment],
                layout: SensorLayout) -> list[_Stretch]:
     out = []
     prev = 0
+    # segments run in time order (both ends increase), so those inside a stretch are
+    # one slice: found by bisection, not by going over all of them for every command
+    starts = [s.t0 for s in segments]
+    ends = [s.t1 for s in segments]
     for k, c in enumerate(commands):
         end = commands[k + 1].time if k + 1 < len(commands) else np.inf
-        inside = [s for s in segments if s.t0 >= c.time - 1e-9 and s.t1 <= end + 1e-9]
+        inside = segments[bisect_left(starts, c.time - 1e-9):bisect_right(ends, end + 1e-9)]
         pos = layout.position(c.sensor) if c.sensor else c.position
         out.append(_Stretch(run, c.level, prev, c, end, inside, pos))
         prev = c.level
@@ -208,8 +238,8 @@ def calibrate(log: SensorLog, layout: SensorLayout, rounds: int = 8) -> Calibrat
     """Estimate the kinematic model from a sensor log (see the module doc)."""
     cal = Calibration()
     stretches: list[_Stretch] = []
-    for run in log.runs:
-        hits, commands, _ = log.of_run(run)
+    rows = log.by_run()
+    for run, (hits, commands, _) in rows.items():
         good, segs = run_segments(run, hits, layout, cal.findings)
         cal.segments[run] = segs
         cal.hits[run] = good
@@ -254,7 +284,7 @@ def calibrate(log: SensorLog, layout: SensorLayout, rounds: int = 8) -> Calibrat
             rounds = rnd + 2  # converged: one more round, to report
         last = now
         rnd += 1
-    _stops(cal, log, stretches, accel)
+    _stops(cal, rows, stretches, accel)
     return cal
 
 
@@ -322,8 +352,8 @@ def _changes(cal: Calibration, stretches: list[_Stretch], accel: dict,
         cal.finished[(0, lv)] = sum(tr.finished for _, tr in trs) * 2 >= len(trs)
 
 
-def _stops(cal: Calibration, log: SensorLog, stretches: list[_Stretch],
-           accel: dict[tuple[int, int], float]) -> None:
+def _stops(cal: Calibration, rows: dict[str, tuple[list, list, list]],
+           stretches: list[_Stretch], accel: dict[tuple[int, int], float]) -> None:
     """Stop distances and times by level, and short moves."""
     dist: dict[int, list[tuple[str, float]]] = defaultdict(list)
     time: dict[int, list[tuple[str, float]]] = defaultdict(list)
@@ -332,7 +362,7 @@ def _stops(cal: Calibration, log: SensorLog, stretches: list[_Stretch],
     for s in stretches:
         by_run[s.run].append(s)
     for run, rs in by_run.items():
-        _, _, stops = log.of_run(run)
+        stops = rows[run][2]
         for k, s in enumerate(rs):
             if s.level != 0 or k == 0:
                 continue

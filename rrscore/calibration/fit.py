@@ -30,9 +30,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..model.config import lookup_path
-from ..model.errors import RrsError
+from ..model.errors import ConfigError, RrsError
 from ..run.drive import Drive
-from ..run.files import save_figure
+from ..run.files import save_figure, write_atomically
 from ..run.scenario import MAX_TIME, Scenario
 from .sensors import LogError, RecordedDrive, SensorLayout, crossings, open_csv, read_log
 
@@ -70,6 +70,13 @@ def load_record(path: str | Path) -> Record:
         hits = sorted(log.hits, key=lambda h: (h.run, h.time))
         if not hits:
             raise LogError(f"{p}: no sensor hits to fit to")
+        late = max(hits, key=lambda h: abs(h.time))
+        if not 0.0 <= late.time <= SENSOR_FIT_END:
+            # the drives fitted to it run past its last hit: a time no drive can reach is
+            # the log's fault, not the scenario's stop.max_time
+            raise LogError(f"{p}: run {late.run}: hit of {late.sensor} at {late.time:g} s; "
+                           f"expected times from 0 to {SENSOR_FIT_END:g} s from the start of "
+                           "the drive to fit to")
         return Record("sensors", np.array([h.time for h in hits]), None,
                       tuple(h.sensor for h in hits), str(p))
     if "time_s" not in header or "speed_mps" not in header:
@@ -91,8 +98,20 @@ def load_record(path: str | Path) -> Record:
                                f"{v:g}; expected a time from 0 to {MAX_TIME:g} s and a "
                                "finite speed")
             rows.append((t, v))
+    if not rows:
+        raise LogError(f"{p}: no rows after the header, expected a time series to fit to")
     data = np.array(rows, dtype=float).reshape(-1, 2)
     return Record("series", data[:, 0], data[:, 1], (), str(p))
+
+
+def _record_end(record: Record) -> float:
+    """How long each simulated drive runs: to the end of the record (a slower trial train
+    needs longer to pass the last sensor)."""
+    return record.end if record.kind == "series" else 1.2 * record.end + 10.0
+
+
+#: Latest sensor hit a fit can use: its drives run to 1.2 times the last hit plus 10 s.
+SENSOR_FIT_END = (MAX_TIME - 10.0) / 1.2
 
 
 def get_value(scenario: Scenario, path: str) -> float:
@@ -126,8 +145,7 @@ def simulate(scenario: Scenario, record: Record, names: list[str],
              values: np.ndarray) -> np.ndarray:
     """What the scenario with these parameter values gives at the record's points:
     speeds at its times, or passing times of its sensors."""
-    # a slower trial train needs longer to pass the last sensor
-    end = record.end if record.kind == "series" else 1.2 * record.end + 10.0
+    end = _record_end(record)
     result = Drive(with_params(scenario, names, values, end)).run()
     s = result.series
     if record.kind == "series":
@@ -187,6 +205,14 @@ def fit(scenario: Scenario, record: Record, names: list[str],
                   dtype=float)
     scale = np.where(x0 != 0, np.abs(x0), 1.0)
     drives = [0]
+    try:  # the scenario as the first trial runs it: a limit the record's length breaks
+        with_params(scenario, names, x0, _record_end(record))
+    except ConfigError as exc:
+        if exc.key is None or not exc.key.endswith(("stop.max_time", "sample_interval")):
+            raise
+        # (each trial drive runs as long as the record: its length is what breaks it)
+        raise LogError(f"{record.source}: the record runs to {record.end:g} s, longer than "
+                       f"the scenario can simulate: {exc}") from None
 
     def residuals(z: np.ndarray) -> np.ndarray:
         drives[0] += 1
@@ -218,8 +244,8 @@ def write_fit(result: FitResult, record: Record, out: str | Path) -> list[Path]:
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     files = [d / "fit.json", d / "scenario.fitted.toml", d / "fit.png"]
-    files[0].write_text(json.dumps({"data": record.source, **result.summary()}, indent=2)
-                        + "\n", encoding="utf-8")
+    write_atomically(files[0], json.dumps({"data": record.source, **result.summary()},
+                                          indent=2) + "\n")
     result.scenario.write_resolved(files[1])
     _plot(result, record, files[2])
     return files

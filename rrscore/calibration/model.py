@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 import tomli_w
 
+from ..jit import kernel
 from ..model.config import load_toml
 from ..model.errors import RrsError
+from ..run.files import write_atomically
 from .estimation import Calibration, stop_decel
 from .kinematics import stopping
 from .sensors import Command, SensorLayout
@@ -95,6 +97,43 @@ class StopPlan:
                              f"(front at {self.position:.2f} m)")
             lines.append(f"stop command now: the front stops at {self.stop_if_now:.2f} m")
         return "\n".join(lines)
+
+
+#: Most time steps of one run's model trajectory (:meth:`KinematicModel.trajectory`).
+MAX_TRAJECTORY_STEPS = 2_000_000
+
+
+@kernel(counted=True)
+def level_positions(at, aim, rate, start, t0, dt, steps):
+    """Front positions at ``t0 + dt * i`` (i < ``steps``) of a train at rest at ``start``
+    when the commands at times ``at`` set the velocity it aims at (``aim``, NaN: keep the
+    speed) and the rate of getting there (``rate``, its sign taken from the direction):
+    explicit steps of constant acceleration, each ended at the aimed velocity."""
+    x = np.empty(steps)
+    pos, v, k = start, 0.0, 0
+    target_of, a_of = 0.0, math.nan
+    holding = True
+    for i in range(steps):
+        t = t0 + dt * i
+        while k < at.size and at[k] <= t + 1e-12:
+            holding = math.isnan(aim[k])
+            target_of, a_of = aim[k], rate[k]
+            k += 1
+        target = v if holding else target_of
+        if v != target:
+            a = abs(a_of) if target > v else -abs(a_of)
+            nv = v + a * dt
+            # (as Python's min and max treat a NaN rate: the new value stays NaN)
+            if a > 0:
+                nv = target if target < nv else nv
+            else:
+                nv = target if target > nv else nv
+        else:
+            nv = v
+        x[i] = pos
+        pos += 0.5 * (v + nv) * dt
+        v = nv
+    return x
 
 
 @dataclass
@@ -184,25 +223,22 @@ class KinematicModel:
         commands, starting at rest at ``start`` (m) at the first command."""
         t0 = commands[0].time
         t_end = float(np.max(times))
+        # a longer run takes longer steps rather than unbounded memory and time
+        dt = max(dt, (t_end - t0) / MAX_TRAJECTORY_STEPS)
         steps = int(max(t_end - t0, 0.0) / dt) + 2
+        # per command: its time, the velocity it aims at (NaN: an uncalibrated level, hold
+        # the speed) and the rate of the change from the level before it
+        at = np.array([c.time for c in commands], dtype=float)
+        aim = np.empty(len(commands))
+        rate = np.empty(len(commands))
+        prev = 0
+        for k, c in enumerate(commands):
+            aim[k] = self.velocity(c.level) if c.level in self.levels or c.level == 0 \
+                else math.nan
+            rate[k] = self.acceleration(prev, c.level)
+            prev = c.level
         tt = t0 + dt * np.arange(steps)
-        x = np.empty(steps)
-        pos, v, k, level, prev = start, 0.0, 0, 0, 0
-        for i, t in enumerate(tt):
-            while k < len(commands) and commands[k].time <= t + 1e-12:
-                prev, level, k = level, commands[k].level, k + 1
-            target = self.velocity(level) if level in self.levels or level == 0 else v
-            if v != target:
-                a = self.acceleration(prev, level)
-                a = abs(a) if target > v else -abs(a)
-                nv = v + a * dt
-                nv = min(nv, target) if a > 0 else max(nv, target)
-            else:
-                nv = v
-            x[i] = pos
-            pos += 0.5 * (v + nv) * dt
-            v = nv
-        return np.interp(times, tt, x)
+        return np.interp(times, tt, level_positions(at, aim, rate, start, t0, dt, steps))
 
     # -- TOML ---------------------------------------------------------------
     def to_table(self) -> dict[str, Any]:
@@ -232,7 +268,7 @@ class KinematicModel:
 
     def write(self, path: str | Path) -> None:
         """Write the model as TOML."""
-        Path(path).write_text(tomli_w.dumps(self.to_table()), encoding="utf-8")
+        write_atomically(path, tomli_w.dumps(self.to_table()))
 
     @classmethod
     def read(cls, path: str | Path) -> KinematicModel:

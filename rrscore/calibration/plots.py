@@ -11,6 +11,10 @@ from .estimation import Calibration
 from .model import KinematicModel
 from .sensors import SensorLayout
 
+#: Runs whose hits and model trajectories a figure shows: more are a blur that takes
+#: minutes to draw (the velocity panel shows every run's value).
+MAX_PLOTTED_RUNS = 100
+
 
 def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayout,
                      path: str | Path) -> Path:
@@ -24,7 +28,8 @@ def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayo
 
     fig, (ax_x, ax_r, ax_v) = plt.subplots(3, 1, figsize=(8, 10),
                                            gridspec_kw={"height_ratios": [3, 1.5, 2]})
-    for k, (run, hits) in enumerate(cal.hits.items()):
+    runs = list(cal.hits.items())
+    for k, (run, hits) in enumerate(runs[:MAX_PLOTTED_RUNS]):
         commands = cal.commands.get(run, [])
         if not hits:
             continue
@@ -42,7 +47,9 @@ def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayo
         ax_r.plot(t, x - model.trajectory(commands, start, t), ".", ms=4, color=f"C{k % 10}")
     ax_x.set_xlabel("time, s")
     ax_x.set_ylabel("front position, m")
-    ax_x.set_title("sensor hits (dots) and the calibrated model (lines)")
+    shown = (f" (the first {MAX_PLOTTED_RUNS} of {len(runs)} runs)"
+             if len(runs) > MAX_PLOTTED_RUNS else "")
+    ax_x.set_title(f"sensor hits (dots) and the calibrated model (lines){shown}")
     ax_x.legend(fontsize="small")
     ax_r.axhline(0.0, color="0.5", lw=0.8)
     ax_r.set_xlabel("time, s")

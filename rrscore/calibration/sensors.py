@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import fnmatch
+import io
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,10 +38,16 @@ from scipy.interpolate import CubicHermiteSpline
 
 from ..model.config import Context, Include, include, load_toml
 from ..model.errors import RrsError
-from ..model.track import ROUTE_SCHEMA
+from ..model.track import MAX_LENGTH, ROUTE_SCHEMA
+from ..run.files import write_atomically
 
 COLUMNS = ("run", "kind", "sensor", "time_s", "level", "position_m")
 KINDS = ("hit", "command", "stop")
+#: Largest time a log may hold, s: about 3000 years, so a clock counting Unix seconds fits,
+#: but a corrupted time (1e300) is the log's error at its line, not a silent absurdity.
+MAX_LOG_TIME = 1e11
+#: Highest speed level a log may command: far beyond any controller's notches.
+MAX_LEVEL = 1_000_000
 
 
 class LogError(RrsError):
@@ -73,20 +80,19 @@ class SensorLayout:
         order = np.argsort(self.positions, kind="stable")
         object.__setattr__(self, "names", tuple(self.names[i] for i in order))
         object.__setattr__(self, "positions", tuple(float(self.positions[i]) for i in order))
+        # looked up once per hit: a dict, not a search of the names
+        object.__setattr__(self, "indices", {n: k for k, n in enumerate(self.names)})
 
     def position(self, name: str) -> float:
         """Position of sensor ``name``; KeyError if there is none."""
-        return self.positions[self.names.index(name)]
+        return self.positions[self.index(name)]
 
     def index(self, name: str) -> int:
         """Index of sensor ``name`` along the route; KeyError if there is none."""
-        try:
-            return self.names.index(name)
-        except ValueError:
-            raise KeyError(name) from None
+        return self.indices[name]  # type: ignore[attr-defined]
 
     def __contains__(self, name: object) -> bool:
-        return name in self.names
+        return name in self.indices  # type: ignore[attr-defined]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -165,9 +171,20 @@ class SensorLog:
 
     def of_run(self, run: str) -> tuple[list[Hit], list[Command], list[Stop]]:
         """The hits, commands and stops of one run, each in time order."""
-        def pick(rows):
-            return sorted((r for r in rows if r.run == run), key=lambda r: r.time)
-        return pick(self.hits), pick(self.commands), pick(self.stops)
+        return self.by_run().get(run, ([], [], []))
+
+    def by_run(self) -> dict[str, tuple[list[Hit], list[Command], list[Stop]]]:
+        """Every run's hits, commands and stops, each in time order, in one pass over the
+        rows (a run at a time would go over them once per run)."""
+        out: dict[str, tuple[list[Hit], list[Command], list[Stop]]] = {
+            run: ([], [], []) for run in self.runs}
+        for which, rows in enumerate((self.hits, self.commands, self.stops)):
+            for r in rows:
+                out[r.run][which].append(r)  # type: ignore[attr-defined]
+        for lists in out.values():
+            for rows in lists:
+                rows.sort(key=lambda r: r.time)
+        return out
 
     def write(self, path: str | Path) -> None:
         """Write the log as CSV (:data:`COLUMNS`)."""
@@ -177,21 +194,30 @@ class SensorLog:
         rows += [(s.run, "stop", "", s.time, "", s.position) for s in self.stops]
         runs = {r: i for i, r in enumerate(self.runs)}
         rows.sort(key=lambda r: (runs[r[0]], r[3]))
-        with Path(path).open("w", newline="", encoding="utf-8") as fh:
-            out = csv.writer(fh)
-            out.writerow(COLUMNS)
-            for row in rows:
-                out.writerow([f"{v:.6f}" if isinstance(v, float) else v for v in row])
+        text = io.StringIO(newline="")
+        out = csv.writer(text)
+        out.writerow(COLUMNS)
+        for row in rows:
+            out.writerow([f"{v:.6f}" if isinstance(v, float) else v for v in row])
+        write_atomically(path, text.getvalue())  # whole or absent, whatever ends the run
 
 
-def _number(text: str, what: str, where: str) -> float:
+def _number(text: str, what: str, where: str, limit: float = math.inf) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise LogError(f"{where}: {what}: found {text!r}, expected a number") from None
+        raise LogError(f"{where}: {what}: found {_shown(text)}, expected a number") from None
     if not math.isfinite(value):
-        raise LogError(f"{where}: {what}: found {text!r}, expected a finite number")
+        raise LogError(f"{where}: {what}: found {_shown(text)}, expected a finite number")
+    if abs(value) > limit:
+        raise LogError(f"{where}: {what}: found {_shown(text)}, expected a number from "
+                       f"{-limit:g} to {limit:g}")
     return value
+
+
+def _shown(text: str, width: int = 40) -> str:
+    """A cell as an error shows it: quoted, and cut short if long (a line stays readable)."""
+    return repr(text) if len(text) <= width else repr(text[:width]) + f"... ({len(text)} chars)"
 
 
 def read_log(path: str | Path, layout: SensorLayout | None = None) -> SensorLog:
@@ -205,7 +231,10 @@ def read_log(path: str | Path, layout: SensorLayout | None = None) -> SensorLog:
     log = SensorLog(source=str(path))
     with open_csv(p) as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in ("run", "kind", "time_s") if c not in (reader.fieldnames or [])]
+        if reader.fieldnames is None:
+            raise LogError(f"{path}: empty file, expected a header line "
+                           f"{','.join(COLUMNS)} and rows")
+        missing = [c for c in ("run", "kind", "time_s") if c not in reader.fieldnames]
         if missing:
             raise LogError(f"{path}: line 1: found columns {reader.fieldnames}, expected "
                            f"{', '.join(COLUMNS)} (missing {', '.join(missing)})")
@@ -213,26 +242,31 @@ def read_log(path: str | Path, layout: SensorLayout | None = None) -> SensorLog:
             where = f"{path}: line {reader.line_num}"
             run, kind = (row.get("run") or "").strip(), (row.get("kind") or "").strip()
             sensor = (row.get("sensor") or "").strip() or None
+            if None in row:  # more cells than the header has columns
+                raise LogError(f"{where}: found {len(row) - 1 + len(row[None])} cells, "
+                               f"expected at most {len(reader.fieldnames)} (the header's)")
             if not run:
                 raise LogError(f"{where}: run: empty, expected a run id")
             if kind not in KINDS:
-                raise LogError(f"{where}: kind: found {kind!r}, expected one of "
+                raise LogError(f"{where}: kind: found {_shown(kind)}, expected one of "
                                + ", ".join(KINDS))
-            t = _number(row.get("time_s") or "", "time_s", where)
+            t = _number(row.get("time_s") or "", "time_s", where, MAX_LOG_TIME)
             if sensor is not None and layout is not None and sensor not in layout:
-                raise LogError(f"{where}: sensor: found {sensor!r}, expected a sensor of "
-                               f"{layout.source or 'the layout'}: {', '.join(layout.names)}")
+                names = ", ".join(layout.names[:12]) + (", ..." if len(layout) > 12 else "")
+                raise LogError(f"{where}: sensor: found {_shown(sensor)}, expected a sensor of "
+                               f"{layout.source or 'the layout'}: {names}")
             pos_text = (row.get("position_m") or "").strip()
-            position = _number(pos_text, "position_m", where) if pos_text else None
+            position = (_number(pos_text, "position_m", where, MAX_LENGTH) if pos_text
+                        else None)
             if kind == "hit":
                 if sensor is None:
                     raise LogError(f"{where}: sensor: empty, expected the sensor that fired")
                 log.hits.append(Hit(run, sensor, t))
             elif kind == "command":
                 level = _number((row.get("level") or "").strip(), "level", where)
-                if level < 0 or level != int(level):
-                    raise LogError(f"{where}: level: found {row.get('level')!r}, expected a "
-                                   "whole number >= 0")
+                if not 0 <= level <= MAX_LEVEL or level != int(level):
+                    raise LogError(f"{where}: level: found {_shown(row.get('level') or '')}, "
+                                   f"expected a whole number from 0 to {MAX_LEVEL}")
                 log.commands.append(Command(run, t, int(level), sensor, position))
             else:
                 if position is None:
@@ -273,9 +307,9 @@ class RecordedDrive:
                     m = pattern.search(row.get("detail") or "")
                     if m:
                         where = f"{events}: line {reader.line_num}"
-                        level = _number(m.group(1), control, where)
-                        commands.append((_number(row.get("time_s") or "", "time_s", where),
-                                         int(round(level))))
+                        level = _number(m.group(1), control, where, MAX_LEVEL)
+                        commands.append((_number(row.get("time_s") or "", "time_s", where,
+                                                 MAX_LOG_TIME), int(round(level))))
         return cls(series["time_s"], series["front_m"], series["speed_mps"], commands, d.name)
 
 
@@ -293,6 +327,17 @@ def _read_columns(path: Path, names: Sequence[str]) -> dict[str, np.ndarray]:
             raise LogError(f"{path}: line {reader.line_num}: expected numbers in columns "
                            f"{', '.join(names)}") from None
     data = np.array(rows, dtype=float).reshape(-1, len(names))
+    if len(data) < 2:
+        raise LogError(f"{path}: found {len(data)} rows, expected a time series of at least "
+                       "two")
+    bad = ~np.isfinite(data).all(axis=1) | (np.abs(data) > MAX_LOG_TIME).any(axis=1)
+    bad[1:] |= np.diff(data[:, 0]) < 0  # time must not run backwards
+    if bad.any():
+        # (rows are read without blank lines, so this is the row's number, not its line's)
+        k = int(np.argmax(bad))
+        raise LogError(f"{path}: row {k + 1}: found {', '.join(f'{v:g}' for v in data[k])} "
+                       f"in {', '.join(names)}, expected finite numbers up to "
+                       f"{MAX_LOG_TIME:g} with time not running backwards")
     return {n: data[:, i] for i, n in enumerate(names)}
 
 
