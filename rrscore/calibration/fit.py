@@ -32,9 +32,17 @@ from scipy.optimize import least_squares
 from ..model.config import lookup_path
 from ..model.errors import ConfigError, RrsError
 from ..run.drive import Drive
-from ..run.files import save_figure, write_atomically
+from ..run.files import save_figure
 from ..run.scenario import MAX_TIME, Scenario
-from .sensors import LogError, RecordedDrive, SensorLayout, crossings, open_csv, read_log
+from .sensors import (
+    LogError,
+    RecordedDrive,
+    SensorLayout,
+    crossings,
+    open_csv,
+    read_log,
+    write_whole,
+)
 
 
 @dataclass
@@ -244,7 +252,7 @@ def write_fit(result: FitResult, record: Record, out: str | Path) -> list[Path]:
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     files = [d / "fit.json", d / "scenario.fitted.toml", d / "fit.png"]
-    write_atomically(files[0], json.dumps({"data": record.source, **result.summary()},
+    write_whole(files[0], json.dumps({"data": record.source, **result.summary()},
                                           indent=2) + "\n")
     result.scenario.write_resolved(files[1])
     _plot(result, record, files[2])

@@ -22,10 +22,9 @@ import tomli_w
 from ..jit import kernel
 from ..model.config import load_toml
 from ..model.errors import RrsError
-from ..run.files import write_atomically
 from .estimation import Calibration, stop_decel
 from .kinematics import stopping
-from .sensors import Command, SensorLayout
+from .sensors import Command, SensorLayout, write_whole
 
 
 @dataclass(frozen=True)
@@ -268,7 +267,7 @@ class KinematicModel:
 
     def write(self, path: str | Path) -> None:
         """Write the model as TOML."""
-        write_atomically(path, tomli_w.dumps(self.to_table()))
+        write_whole(path, tomli_w.dumps(self.to_table()))
 
     @classmethod
     def read(cls, path: str | Path) -> KinematicModel:

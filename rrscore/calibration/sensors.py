@@ -199,7 +199,16 @@ class SensorLog:
         out.writerow(COLUMNS)
         for row in rows:
             out.writerow([f"{v:.6f}" if isinstance(v, float) else v for v in row])
-        write_atomically(path, text.getvalue())  # whole or absent, whatever ends the run
+        write_whole(path, text.getvalue())
+
+
+def write_whole(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (through a temporary file beside it);
+    an error names ``path``, the file the user asked for, not the temporary one."""
+    try:
+        write_atomically(path, text)
+    except OSError as exc:
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
 
 
 def _number(text: str, what: str, where: str, limit: float = math.inf) -> float:
