@@ -33,12 +33,13 @@ from ..model.config import lookup_path
 from ..model.errors import ConfigError, RrsError
 from ..run.drive import Drive
 from ..run.files import save_figure
-from ..run.scenario import MAX_TIME, Scenario
+from ..run.scenario import Scenario
 from .sensors import (
     LogError,
     RecordedDrive,
     SensorLayout,
     crossings,
+    naming,
     open_csv,
     read_log,
     write_whole,
@@ -99,11 +100,11 @@ def load_record(path: str | Path) -> Record:
             except (TypeError, ValueError):
                 raise LogError(f"{p}: line {reader.line_num}: expected numbers in time_s and "
                                "speed_mps") from None
-            if not (math.isfinite(v) and 0.0 <= t <= MAX_TIME):
-                # (the drives fitted to it run as long as it: a time past any drive's
-                # end is the series' fault, not the scenario's stop.max_time)
+            if not (math.isfinite(v) and 0.0 <= t <= MAX_FIT_TIME):
+                # (the drives fitted to it run as long as it: a time past what they can
+                # run is the series' fault, not the scenario's stop.max_time)
                 raise LogError(f"{p}: line {reader.line_num}: found time_s {t:g}, speed_mps "
-                               f"{v:g}; expected a time from 0 to {MAX_TIME:g} s and a "
+                               f"{v:g}; expected a time from 0 to {MAX_FIT_TIME:g} s and a "
                                "finite speed")
             rows.append((t, v))
     if not rows:
@@ -118,8 +119,12 @@ def _record_end(record: Record) -> float:
     return record.end if record.kind == "series" else 1.2 * record.end + 10.0
 
 
+#: Longest record a fit takes, s (11.6 days): each of its up to 200 trial drives runs as
+#: long as the record, holding its time series in memory (a record of 5e8 s, at the
+#: 0.5 s a scenario samples, filled 24 GB before the first trial ended).
+MAX_FIT_TIME = 1e6
 #: Latest sensor hit a fit can use: its drives run to 1.2 times the last hit plus 10 s.
-SENSOR_FIT_END = (MAX_TIME - 10.0) / 1.2
+SENSOR_FIT_END = (MAX_FIT_TIME - 10.0) / 1.2
 
 
 def get_value(scenario: Scenario, path: str) -> float:
@@ -285,5 +290,6 @@ def _plot(result: FitResult, record: Record, path: Path) -> None:
     top.legend()
     top.set_title("fit: " + ", ".join(n.rsplit(".", 1)[-1] for n in result.names))
     fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    with naming(path):
+        save_figure(fig, path, dpi=100)
     plt.close(fig)

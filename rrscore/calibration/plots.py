@@ -9,7 +9,7 @@ import numpy as np
 from ..run.files import save_figure
 from .estimation import Calibration
 from .model import KinematicModel
-from .sensors import SensorLayout
+from .sensors import SensorLayout, naming
 
 #: Runs whose hits and model trajectories a figure shows: more are a blur that takes
 #: minutes to draw (the velocity panel shows every run's value).
@@ -61,6 +61,7 @@ def plot_calibration(cal: Calibration, model: KinematicModel, layout: SensorLayo
     ax_v.set_ylabel("steady velocity, m/s")
     ax_v.set_title("velocity per level: each run (grey) and mean +- std")
     fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    with naming(path):
+        save_figure(fig, path, dpi=100)
     plt.close(fig)
     return Path(path)

@@ -202,13 +202,20 @@ class SensorLog:
         write_whole(path, text.getvalue())
 
 
-def write_whole(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (through a temporary file beside it);
-    an error names ``path``, the file the user asked for, not the temporary one."""
+@contextlib.contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """An OSError while ``path`` is written (through a temporary file beside it) names
+    ``path``, the file the user asked for, not the temporary one."""
     try:
-        write_atomically(path, text)
+        yield
     except OSError as exc:
         raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+
+
+def write_whole(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all; an error names ``path``."""
+    with naming(path):
+        write_atomically(path, text)
 
 
 def _number(text: str, what: str, where: str, limit: float = math.inf) -> float:

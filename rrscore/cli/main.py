@@ -390,6 +390,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _length(text: str, what: str, layout=None) -> float:
+    from ..model.track import MAX_LENGTH
     from ..model.units import parse_quantity
 
     if layout is not None and text in layout:
@@ -401,9 +402,10 @@ def _length(text: str, what: str, layout=None) -> float:
             value = float(parse_quantity(text, "m"))
         except ValueError:
             value = math.nan
-    if not math.isfinite(value):
+    if not abs(value) <= MAX_LENGTH:  # (NaN too) a position past any route's end
         raise RrsError(f"{what}: found {text!r}, expected a position in metres (5300 or "
-                       "'5.3 km')" + (" or a point of the route" if layout is not None else ""))
+                       f"'5.3 km', at most {MAX_LENGTH:g} m either way)"
+                       + (" or a point of the route" if layout is not None else ""))
     return value
 
 

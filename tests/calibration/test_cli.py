@@ -117,3 +117,46 @@ def test_a_command_level_past_any_number_in_events_csv_names_the_file_and_line(
     assert main(["sensors", str(run), "--out", str(tmp_path / "l.csv")]) == 2
     assert f"{run / 'events.csv'}: line {k + 1}: level: found '1e999', expected a finite " \
         "number" in capsys.readouterr().err
+
+
+def test_data_past_any_bound_is_the_data_files_one_line_error(tmp_path, capsys):
+    # (issue 50: times of 1e300 ran on, a header-only series was a 'zero-size array'
+    # internal error, a record too long for the scenario blamed its stop.max_time)
+    def error(argv):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "internal error" not in err
+        return err
+
+    log = tmp_path / "log.csv"
+    log.write_text("run,kind,sensor,time_s,level,position_m\na,hit,S01,1e300,,\n")
+    calibrate = ["calibrate", str(log), "--route", str(SENSOR_LINE),
+                 "--out", str(tmp_path / "m.toml")]
+    assert f"{log}: line 2: time_s: found '1e300', expected a number from -1e+11" in \
+        error(calibrate)
+    log.write_text("")
+    assert f"{log}: empty file, expected a header line" in error(calibrate)
+    log.write_text("run,kind,sensor,time_s,level,position_m\na,hit,S01,5,,,7\n")
+    assert f"{log}: line 2: found 7 cells, expected at most 6" in error(calibrate)
+    (tmp_path / "file").write_text("")
+    log.write_text("run,kind,sensor,time_s,level,position_m\na,command,,0,5,100\n"
+                   + "".join(f"a,hit,S0{k},{10 * k},,\n" for k in range(1, 6)))
+    plot = tmp_path / "file" / "m.png"
+    assert error([*calibrate, "--plot", str(plot)]) == f"rrs: error: {plot}: Not a directory\n"
+
+    model = tmp_path / "m.toml"
+    assert KinematicModel.read(model).levels  # the model was written before the plot
+    assert "--target: found '1e300', expected a position in metres" in error(
+        ["predict-stop", str(model), "--level", "5", "--target", "1e300"])
+
+    fit = ["fit", str(CONFIGS / "scenarios" / "calibration_coastdown.toml"), "--params",
+           "train.vehicles[0].config.params.F_max", "--out", str(tmp_path / "fit"), "--data"]
+    series = tmp_path / "series.csv"
+    series.write_text("time_s,speed_mps\n")
+    assert f"{series}: no rows after the header" in error([*fit, str(series)])
+    series.write_text("time_s,speed_mps\n0,0\n5e8,1\n")
+    assert f"{series}: line 3: found time_s 5e+08, speed_mps 1; expected a time from 0 to " \
+        "1e+06 s" in error([*fit, str(series)])
+    log.write_text("run,kind,sensor,time_s,level,position_m\na,hit,S01,5e9,,\n")
+    assert f"{log}: run a: hit of S01 at 5e+09 s; expected times from 0 to" in \
+        error([*fit, str(log)])

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rrscore.calibration.estimation import calibrate, estimate
+from rrscore.calibration.estimation import calibrate, estimate, longest_in_order
 from rrscore.calibration.kinematics import stopping
 from rrscore.calibration.sensors import Hit, RecordedDrive, load_layout, synthetic_log
 
@@ -123,3 +126,36 @@ def test_short_move_distance_measured_and_modelled(levels_run, tmp_path):
     assert move.model == pytest.approx(24.0, rel=0.01)
     # the short runs take no part in the other estimates
     assert cal.velocity[4].n == 5 and cal.start[4].n == 5
+
+
+def _longest_by_pairs(idx: list[int]) -> tuple[list[int], int]:
+    """The definition the kernel must meet, comparing every pair of hits: each hit's
+    predecessor is the earliest hit of a longest chain with a lower sensor before it."""
+    best, prev = [1] * len(idx), [-1] * len(idx)
+    for i in range(len(idx)):
+        for j in range(i):
+            if idx[j] < idx[i] and best[j] + 1 > best[i]:
+                best[i], prev[i] = best[j] + 1, j
+    end = max(range(len(idx)), key=lambda k: (best[k], -k)) if idx else -1
+    return prev, end
+
+
+@settings(max_examples=200, deadline=None)
+@given(idx=st.lists(st.integers(0, 7), max_size=40))
+def test_the_longest_in_order_chain_is_the_one_every_pair_gives(idx):
+    # spurious hits (a sensor firing twice, out of turn) are whatever this chain leaves
+    # out: the per-sensor kernel must pick the very chain, ties to the earliest hits
+    prev = np.full(len(idx), -1, dtype=np.int64)
+    end = longest_in_order(np.array(idx, dtype=np.int64), 8, prev)
+    want_prev, want_end = _longest_by_pairs(idx)
+    assert end == want_end
+    assert list(prev) == want_prev
+
+    def chain(p, k):
+        out = []
+        while k >= 0:
+            out.append(k)
+            k = p[k]
+        return out
+
+    assert chain(list(prev), end) == chain(want_prev, want_end)

@@ -10,6 +10,7 @@ import pytest
 
 from rrscore import Drive, load_scenario
 from rrscore.calibration.fit import Record, fit, get_value, load_record, write_fit
+from rrscore.calibration.sensors import LogError
 from rrscore.model.errors import RrsError
 
 from .conftest import CONFIGS
@@ -108,3 +109,14 @@ def test_fits_to_sensor_passing_times(tmp_path):
     print("sensor fit", result.values, result.nfev, result.rms)
     assert result.values[0] == pytest.approx(0.3, rel=1e-3)
     assert result.rms < 1e-3  # s
+
+
+def test_a_record_longer_than_the_scenario_can_simulate_blames_the_record():
+    # (issue 50: the scenario's stop.max_time was blamed for the data file's length; the
+    # check comes before any trial drive runs)
+    scenario = load_scenario(CONFIGS / "scenarios" / "calibration_coastdown.toml")
+    fine = scenario.with_values({"output.sample_interval": 1e-4})  # 1e10 rows in 1e6 s
+    record = Record("series", np.array([0.0, 1e6]), np.array([1.0, 0.0]), (), "rec.csv")
+    with pytest.raises(LogError, match=r"^rec\.csv: the record runs to 1e\+06 s, longer than "
+                       r"the scenario can simulate: .*sample_interval"):
+        fit(fine, record, ["train.vehicles[0].config.params.F_max"])

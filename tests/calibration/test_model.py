@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from rrscore.calibration.estimation import calibrate
 from rrscore.calibration.model import ChangeModel, KinematicModel, LevelModel
-from rrscore.calibration.sensors import RecordedDrive, SensorLayout, load_layout, synthetic_log
+from rrscore.calibration.sensors import (
+    Command,
+    RecordedDrive,
+    SensorLayout,
+    load_layout,
+    synthetic_log,
+)
 from rrscore.model.config import Context
 from rrscore.model.errors import RrsError
 from rrscore.run.drive import Drive
@@ -120,3 +127,16 @@ def test_a_train_commanded_where_the_predictor_says_stops_at_the_target(tmp_path
     print(f"stopped {stopped - target:+.3f} m from the target; stop distance "
           f"{stop_distance:.2f} m")
     assert abs(stopped - target) <= 0.02 * stop_distance, (stopped, target, stop_distance)
+
+
+def test_the_trajectory_is_the_closed_form_of_a_start_and_a_stop():
+    # from rest at 100 m: 0.5 m/s^2 to 10 m/s (20 s, 100 m), held to 40 s (200 m more),
+    # then stopped at 1 m/s^2 (10 s, 50 m): exact at the step's end points, as the steps
+    # are of constant acceleration and each change ends on a step (dt 0.01 s)
+    model = KinematicModel(
+        levels={5: LevelModel(5, 10.0, 0.0, 3, 50.0, 0.0, 10.0, 0.0, 3, True)},
+        changes={(0, 5): ChangeModel(0, 5, 0.5, 0.0, 3, True)}, stop_deceleration=1.0)
+    commands = [Command("r", 0.0, 5, None, 100.0), Command("r", 40.0, 0, None, None)]
+    times = np.array([0.0, 10.0, 20.0, 30.0, 40.0, 45.0, 50.0, 60.0])
+    want = [100.0, 125.0, 200.0, 300.0, 400.0, 437.5, 450.0, 450.0]
+    assert model.trajectory(commands, 100.0, times) == pytest.approx(want, abs=1e-6)

@@ -16,8 +16,8 @@ from datetime import timedelta
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from rrscore.calibration.fit import load_record
-from rrscore.calibration.sensors import MAX_LOG_TIME, LogError
+from rrscore.calibration.fit import MAX_FIT_TIME, load_record
+from rrscore.calibration.sensors import LogError
 from rrscore.cli.main import main
 
 from .conftest import SENSOR_LINE
@@ -164,6 +164,6 @@ def test_a_malformed_series_to_fit_is_named_or_read_within_bounds(tmp_path, data
         assert "\n" not in str(exc).strip()
         return
     assert record.times.size > 0
-    assert all(0.0 <= t <= MAX_LOG_TIME for t in record.times)
+    assert all(0.0 <= t <= MAX_FIT_TIME for t in record.times)
     if record.speed is not None:
         assert all(abs(v) < float("inf") for v in record.speed)
