@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -23,6 +24,21 @@ LEVEL = CONFIGS / "routes" / "level_30km.toml"
 class BadInput:
     path: Path
     fragments: list[str]
+
+
+def key_paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every key path in a parsed TOML document (tables, lists and leaves): where the
+    property tests' mutations may strike."""
+    out = []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.append((*prefix, k))
+            out.extend(key_paths(v, (*prefix, k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out.append((*prefix, i))
+            out.extend(key_paths(v, (*prefix, i)))
+    return out
 
 
 def toml_path(p: Path) -> str:

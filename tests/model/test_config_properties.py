@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import tomli_w
+from bad_inputs import key_paths
 from conftest import CONFIGS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -42,20 +43,6 @@ BAD_VALUES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
 )
-
-
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every key path in a parsed TOML document (tables, lists and leaves)."""
-    out = []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.append((*prefix, k))
-            out.extend(_paths(v, (*prefix, k)))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out.append((*prefix, i))
-            out.extend(_paths(v, (*prefix, i)))
-    return out
 
 
 def _mutate(doc: dict, path: tuple, kind: str, value: Any) -> None:
@@ -89,7 +76,7 @@ def test_a_malformed_config_is_one_error_naming_a_file_never_a_traceback(configs
     doc = tomllib.loads((CONFIGS / rel).read_text())
     mutations = data.draw(st.integers(min_value=1, max_value=3), label="mutations")
     for _ in range(mutations):
-        paths = _paths(doc)
+        paths = key_paths(doc)
         if not paths:
             break
         path = data.draw(st.sampled_from(paths), label="path")

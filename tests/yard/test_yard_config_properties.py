@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 import tomli_w
+from bad_inputs import key_paths
 from conftest import CONFIGS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -54,20 +55,6 @@ BAD_VALUES = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
 )
-
-
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every key path in a parsed TOML document (tables, lists and leaves)."""
-    out = []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.append((*prefix, k))
-            out.extend(_paths(v, (*prefix, k)))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out.append((*prefix, i))
-            out.extend(_paths(v, (*prefix, i)))
-    return out
 
 
 def _network(doc: dict) -> dict | None:
@@ -104,7 +91,7 @@ def _mutate(doc: dict, data: st.DataObject) -> None:
         else:
             net[key].append({"ends": pair})
         return
-    paths = _paths(doc)
+    paths = key_paths(doc)
     if kind == "double":  # a list entry twice: duplicate names, duplicate joints
         lists = [p for p in paths if isinstance(_at(doc, p), list) and _at(doc, p)]
         if lists:
