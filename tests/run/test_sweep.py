@@ -15,6 +15,7 @@ from conftest import CONFIGS
 import rrscore
 from rrscore.cli.main import main
 from rrscore.model.errors import ConfigError, RrsError
+from rrscore.run import sweep as sweep_module
 from rrscore.run.sweep import DEFAULT_COLUMNS, Sweep, _context, parse_values, sweep
 
 SCENARIO = CONFIGS / "scenarios" / "simple_loco_level.toml"
@@ -153,6 +154,17 @@ def test_bad_key_is_a_config_error_naming_the_key_before_anything_runs(scenario,
 def test_bad_value_is_a_config_error_naming_the_key(scenario) -> None:
     with pytest.raises(ConfigError, match=r"scenario\.start\.speed: found 'fast'"):
         Sweep(scenario, {"start.speed": ["10 km/h", "fast"]})
+
+
+def test_a_bad_value_past_those_checked_first_fails_its_own_case(scenario, monkeypatch):
+    # a key's first VALUES_CHECKED_FIRST distinct values are checked before any case (a
+    # zip of 10^6 distinct values spent an hour there); a later bad one is its row's error
+    monkeypatch.setattr(sweep_module, "VALUES_CHECKED_FIRST", 3)
+    with pytest.raises(ConfigError, match=r"scenario\.stop\.max_time: found 'long'"):
+        Sweep(scenario, {"stop.max_time": [1, 2, "long", 3]}, mode="zip")
+    result = sweep(scenario, {"stop.max_time": [1, 2, 1, 3, "long"]}, mode="zip")
+    assert [r["stop_reason"] for r in result.rows] == ["max_time"] * 4 + ["error"]
+    assert "stop.max_time: found 'long'" in result.rows[4]["error"]
 
 
 def test_unknown_summary_column_is_an_error_listing_the_figures(scenario) -> None:
