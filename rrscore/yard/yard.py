@@ -122,7 +122,8 @@ YARD_SCHEMA = {
     "run_through": Param(kind=str, default="stop", choices=("stop", "force"),
                          doc="a trailing move through a switch set against it: 'stop' ends "
                              "the drive there, 'force' forces the switch over (damaged) "
-                             "and runs on"),
+                             "and runs on (but ends the drive if a car stands across "
+                             "the points)"),
     "side_collision": Param(kind=str, default="stop", choices=("stop", "continue"),
                             doc="cars on different lines coming too close (at a fouling "
                                 "point, on close tracks): 'stop' ends the drive, "
