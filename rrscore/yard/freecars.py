@@ -81,8 +81,9 @@ def contact_time(gap: float, v_rear: float, v_front: float, a_rear: float,
     ``b = v_rear - v_front`` and ``a = (a_rear - a_front) / 2``; ``inf`` if the gap
     never closes. A gap already closed (``gap <= 0``) gives 0 if the bodies are closing
     or about to; if they are parting but accelerating back, the time they meet again."""
-    b = v_rear - v_front
-    a = 0.5 * (a_rear - a_front)
+    # (Python floats: a closing speed of 1e-320 m/s gives an infinite time, not numpy's
+    # overflow warning)
+    gap, b, a = float(gap), float(v_rear - v_front), 0.5 * float(a_rear - a_front)
     if gap <= 0.0:
         if b > 0.0 or (b == 0.0 and a > 0.0):
             return 0.0
