@@ -30,19 +30,28 @@ class UnitError(ValueError):
     """
 
 
-Dim = tuple[int, int, int]
-"""Exponents of mass, length and time."""
+Dim = tuple[int, int, int, int, int, int]
+"""Exponents of mass, length, time, electric current, temperature and plane angle. (SI
+counts the radian as 1; here an angle is its own dimension, so that "2 deg" is never
+taken for a grade's "2 permille"-like ratio.)"""
 
-_NONE: Dim = (0, 0, 0)
-_MASS: Dim = (1, 0, 0)
-_LENGTH: Dim = (0, 1, 0)
-_TIME: Dim = (0, 0, 1)
-_SPEED: Dim = (0, 1, -1)
-_FORCE: Dim = (1, 1, -2)
-_PRESSURE: Dim = (1, -1, -2)
-_POWER: Dim = (1, 2, -3)
-_ENERGY: Dim = (1, 2, -2)
-_FREQUENCY: Dim = (0, 0, -1)
+_NONE: Dim = (0, 0, 0, 0, 0, 0)
+_MASS: Dim = (1, 0, 0, 0, 0, 0)
+_LENGTH: Dim = (0, 1, 0, 0, 0, 0)
+_TIME: Dim = (0, 0, 1, 0, 0, 0)
+_SPEED: Dim = (0, 1, -1, 0, 0, 0)
+_FORCE: Dim = (1, 1, -2, 0, 0, 0)
+_PRESSURE: Dim = (1, -1, -2, 0, 0, 0)
+_POWER: Dim = (1, 2, -3, 0, 0, 0)
+_ENERGY: Dim = (1, 2, -2, 0, 0, 0)
+_FREQUENCY: Dim = (0, 0, -1, 0, 0, 0)
+_VOLUME: Dim = (0, 3, 0, 0, 0, 0)
+_CURRENT: Dim = (0, 0, 0, 1, 0, 0)
+_VOLTAGE: Dim = (1, 2, -3, -1, 0, 0)  # W/A
+_CHARGE: Dim = (0, 0, 1, 1, 0, 0)  # A*s
+_RESISTANCE: Dim = (1, 2, -3, -2, 0, 0)  # V/A
+_TEMPERATURE: Dim = (0, 0, 0, 0, 1, 0)
+_ANGLE: Dim = (0, 0, 0, 0, 0, 1)
 
 # Exact definitions that the customary units are built from.
 _LB = 0.45359237  # kg, international pound
@@ -55,6 +64,8 @@ _INCH = 0.0254
 _FOOT = 0.3048
 _MILE = 1609.344
 _HOUR = 3600.0
+_US_GALLON = 231 * _INCH**3  # m^3 (3.785411784 L)
+_ZERO_CELSIUS = 273.15  # K
 
 _UNITS: dict[str, tuple[float, Dim]] = {
     # mass
@@ -88,9 +99,15 @@ _UNITS: dict[str, tuple[float, Dim]] = {
     "mile": (_MILE, _LENGTH),
     "miles": (_MILE, _LENGTH),
     # volume (reservoirs, brake cylinders)
-    "L": (1e-3, (0, 3, 0)),
-    "litre": (1e-3, (0, 3, 0)),
-    "litres": (1e-3, (0, 3, 0)),
+    "L": (1e-3, _VOLUME),
+    "l": (1e-3, _VOLUME),
+    "litre": (1e-3, _VOLUME),
+    "litres": (1e-3, _VOLUME),
+    "liter": (1e-3, _VOLUME),
+    "liters": (1e-3, _VOLUME),
+    "gal": (_US_GALLON, _VOLUME),  # the US gallon, as fuel is rated in North America
+    "gallon": (_US_GALLON, _VOLUME),
+    "gallons": (_US_GALLON, _VOLUME),
     # time
     "s": (1.0, _TIME),
     "sec": (1.0, _TIME),
@@ -115,6 +132,8 @@ _UNITS: dict[str, tuple[float, Dim]] = {
     # pressure
     "Pa": (1.0, _PRESSURE),
     "kPa": (1e3, _PRESSURE),
+    "hPa": (1e2, _PRESSURE),
+    "mbar": (1e2, _PRESSURE),
     "MPa": (1e6, _PRESSURE),
     "GPa": (1e9, _PRESSURE),
     "bar": (1e5, _PRESSURE),
@@ -131,6 +150,36 @@ _UNITS: dict[str, tuple[float, Dim]] = {
     "MJ": (1e6, _ENERGY),
     "Wh": (_HOUR, _ENERGY),
     "kWh": (1e3 * _HOUR, _ENERGY),
+    "MWh": (1e6 * _HOUR, _ENERGY),
+    "GJ": (1e9, _ENERGY),
+    # electric: current, voltage, charge (batteries' "Ah"), resistance
+    "A": (1.0, _CURRENT),
+    "mA": (1e-3, _CURRENT),
+    "kA": (1e3, _CURRENT),
+    "V": (1.0, _VOLTAGE),
+    "mV": (1e-3, _VOLTAGE),
+    "kV": (1e3, _VOLTAGE),
+    "Ah": (_HOUR, _CHARGE),
+    "kAh": (1e3 * _HOUR, _CHARGE),
+    "C": (1.0, _CHARGE),
+    "ohm": (1.0, _RESISTANCE),
+    "Ω": (1.0, _RESISTANCE),
+    "mohm": (1e-3, _RESISTANCE),
+    "mΩ": (1e-3, _RESISTANCE),
+    # temperature: "°C" alone is a temperature (273.15 K at 0 °C, _OFFSETS); inside a
+    # compound unit ("J/kg/°C") it is a difference, the size of a kelvin
+    "K": (1.0, _TEMPERATURE),
+    "°C": (1.0, _TEMPERATURE),
+    "℃": (1.0, _TEMPERATURE),
+    "degC": (1.0, _TEMPERATURE),
+    # plane angle
+    "rad": (1.0, _ANGLE),
+    "deg": (math.pi / 180.0, _ANGLE),
+    "degree": (math.pi / 180.0, _ANGLE),
+    "degrees": (math.pi / 180.0, _ANGLE),
+    "°": (math.pi / 180.0, _ANGLE),
+    "rev": (2.0 * math.pi, _ANGLE),
+    "rpm": (2.0 * math.pi / 60.0, (0, 0, -1, 0, 0, 1)),  # a motor's revolutions a minute
     # dimensionless ratios (grades, adhesion, specific resistance via "N/kN")
     "permille": (1e-3, _NONE),
     "per_mille": (1e-3, _NONE),
@@ -141,6 +190,10 @@ _UNITS: dict[str, tuple[float, Dim]] = {
     "Hz": (1.0, _FREQUENCY),
 }
 
+#: Units of temperature whose zero is not absolute zero: a value written with one alone
+#: ("20 °C") is this many kelvin above what its factor gives.
+_OFFSETS: dict[str, float] = {"°C": _ZERO_CELSIUS, "℃": _ZERO_CELSIUS, "degC": _ZERO_CELSIUS}
+
 # Names that are read in any case ("Tonnes", "MPH", "PSI"). SI symbols stay case-sensitive
 # because "mm"/"Mm" and "mN"/"MN" differ by a factor of 10^9.
 _ANY_CASE: dict[str, str] = {
@@ -149,7 +202,8 @@ _ANY_CASE: dict[str, str] = {
         "tonne", "tonnes", "lb", "lbs", "short_ton", "short_tons", "ton", "tons", "long_ton",
         "long_tons", "ft", "foot", "feet", "inch", "inches", "yd", "mi", "mile", "miles",
         "sec", "min", "hr", "kmh", "kph", "mph", "lbf", "kip", "kips", "kgf", "bar", "psi",
-        "atm", "hp", "permille", "per_mille", "percent", "Hz",
+        "atm", "hp", "permille", "per_mille", "percent", "Hz", "liter", "liters", "litre",
+        "litres", "gal", "gallon", "gallons", "ohm", "degree", "degrees", "rad", "deg", "rev", "rpm",
     )
 }  # fmt: skip
 
@@ -171,17 +225,24 @@ _DIMENSION_NAMES: dict[Dim, str] = {
     _LENGTH: "length",
     _TIME: "time",
     _SPEED: "speed",
-    (0, 1, -2): "acceleration",
+    (0, 1, -2, 0, 0, 0): "acceleration",
     _FORCE: "force",
     _PRESSURE: "pressure",
-    (1, 0, -2): "stiffness",
-    (1, 0, -1): "damping",
-    (1, 2, 0): "moment of inertia",
+    (1, 0, -2, 0, 0, 0): "stiffness",
+    (1, 0, -1, 0, 0, 0): "damping",
+    (1, 2, 0, 0, 0, 0): "moment of inertia",
     _POWER: "power",
     _ENERGY: "energy",  # or torque; see dimension_name()
-    (0, 2, 0): "area",
-    (0, 3, 0): "volume",
+    (0, 2, 0, 0, 0, 0): "area",
+    _VOLUME: "volume",
     _FREQUENCY: "frequency",
+    _CURRENT: "current",
+    _VOLTAGE: "voltage",
+    _CHARGE: "charge",
+    _RESISTANCE: "resistance",
+    _TEMPERATURE: "temperature",
+    _ANGLE: "angle",
+    (0, 0, -1, 0, 0, 1): "angular speed",
     _NONE: "ratio",  # or specific resistance; see dimension_name()
 }
 
@@ -202,13 +263,21 @@ _EXAMPLES: dict[str, str] = {
     "area": "2.5 m^2",
     "volume": "78 L",
     "frequency": "10 Hz",
+    "current": "1200 A",
+    "voltage": "25 kV",
+    "charge": "400 Ah",
+    "resistance": "0.5 ohm",
+    "temperature": "20 °C",
+    "angle": "2.5 deg",
+    "angular speed": "100 rad/s",
     "ratio": "8 permille",
     "specific resistance": "5 N/kN",
 }
 
 _NUMBER = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*(.*?)\s*", re.DOTALL)
 _TOKEN = re.compile(
-    r"(?P<space>\s*)(?:(?P<name>[A-Za-z_]+|%|‰)|(?P<int>[+-]?\d+)|(?P<op>[*/^()]|-(?=[A-Za-z])))"
+    r"(?P<space>\s*)(?:(?P<name>°[CF]|[A-Za-z_Ω℃]+|%|‰|°)|(?P<int>[+-]?\d+)"
+    r"|(?P<op>[*/^()]|-(?=[A-Za-z])))"
 )
 _SUPERSCRIPT = re.compile("[⁺⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
 _SUPERSCRIPT_TO_ASCII = str.maketrans("⁺⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "+-0123456789")
@@ -225,8 +294,8 @@ class _Unit:
         # Dividing rather than multiplying by a reciprocal keeps "kN/mm" and the like exact.
         scale = other.factor ** abs(power)
         factor = self.factor * scale if power >= 0 else self.factor / scale
-        mass, length, time = (a + power * b for a, b in zip(self.dim, other.dim, strict=True))
-        return _Unit(factor, (mass, length, time), self.symbols | other.symbols)
+        dim = tuple(a + power * b for a, b in zip(self.dim, other.dim, strict=True))
+        return _Unit(factor, dim, self.symbols | other.symbols)  # type: ignore[arg-type]
 
 
 _ONE = _Unit(1.0, _NONE, frozenset())
@@ -370,6 +439,12 @@ def _parse_unit(text: str) -> _Unit:
         raise _BadUnit(f"cannot read unit {_shown(text.strip())}") from None
 
 
+def _offset(text: str) -> float:
+    """Kelvin above its factor's scale of a unit written alone ("°C": 273.15), else 0:
+    a temperature in °C, not a difference of one."""
+    return _OFFSETS.get(_normalise(text), 0.0)
+
+
 def _target(si_unit: str) -> _Unit:
     """Parse the unit a caller asks for; a bad one is a programming error, not a UnitError."""
     if not isinstance(si_unit, str):
@@ -439,7 +514,8 @@ def parse_quantity(value: object, si_unit: str) -> float:
             raise _error(value, si_unit, str(exc)) from None
         if unit.dim != target.dim:
             raise _error(value, si_unit)
-        result = float(number_text) * unit.factor / target.factor
+        result = ((float(number_text) * unit.factor + _offset(unit_text) - _offset(si_unit))
+                  / target.factor)
     elif isinstance(value, numbers.Real) and not isinstance(value, bool):
         try:
             result = float(value)
@@ -467,4 +543,5 @@ def convert(value: float, from_unit: str, to_unit: str) -> float:
             f"cannot convert {_shown(from_unit)} ({dimension_name(from_unit)}) "
             f"to {_shown(to_unit)} ({dimension_name(to_unit)})"
         )
-    return float(value) * source.factor / dest.factor
+    return ((float(value) * source.factor + _offset(from_unit) - _offset(to_unit))
+            / dest.factor)

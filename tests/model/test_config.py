@@ -256,3 +256,22 @@ def test_write_resolved_round_trips_to_the_same_resolved_dict(tmp_path: Path, na
     # And a second round changes nothing either.
     again.write_resolved(tmp_path / "twice.toml")
     assert (tmp_path / "twice.toml").read_text(encoding="utf-8") == text
+
+
+def test_a_param_may_declare_the_new_units_and_its_error_names_the_dimension() -> None:
+    # a motor plugin's current, voltage, temperature and angle (issue 49, item 4)
+    from rrscore.model.config import Context, validate
+
+    schema = {"current": Param("A", 1000.0, "motor current"),
+              "voltage": Param("V", 750.0, "line voltage"),
+              "ambient": Param("K", 293.15, "air temperature"),
+              "tilt": Param("rad", 0.0, "body tilt")}
+    ctx = Context("motor.toml", "params")
+    out = validate({"current": "1.2 kA", "voltage": "25 kV", "ambient": "-10 °C",
+                    "tilt": "3 deg"}, schema, ctx)
+    assert out == pytest.approx({"current": 1200.0, "voltage": 25_000.0, "ambient": 263.15,
+                                 "tilt": 3 * 3.141592653589793 / 180})
+    with pytest.raises(ConfigError) as info:
+        validate({"current": "1.2 kV"}, schema, ctx)
+    assert str(info.value) == ("motor.toml: params.current: found '1.2 kV', expected a "
+                               "current such as '1200 A' or a number in A")

@@ -206,6 +206,14 @@ def test_convert_with_unknown_unit_raises() -> None:
         ("1/s", "frequency"),
         ("1", "ratio"),
         ("N/kN", "specific resistance"),
+        ("A", "current"),
+        ("V", "voltage"),
+        ("A*s", "charge"),
+        ("V/A", "resistance"),
+        ("K", "temperature"),
+        ("rad", "angle"),
+        ("rad/s", "angular speed"),
+        ("m^3", "volume"),
     ],
 )
 def test_dimension_name_names_the_dimension(si_unit: str, name: str) -> None:
@@ -215,7 +223,7 @@ def test_dimension_name_names_the_dimension(si_unit: str, name: str) -> None:
 @pytest.mark.parametrize(
     "si_unit",
     ["kg", "m", "m/s", "N", "Pa", "s", "m/s^2", "N/m", "N*s/m", "kg*m^2", "W", "N*m", "J",
-     "m^2", "Hz", "1", "N/kN"],
+     "m^2", "Hz", "1", "N/kN", "A", "V", "A*s", "V/A", "K", "rad", "rad/s", "m^3"],
 )  # fmt: skip
 def test_the_example_in_each_error_message_is_itself_accepted(si_unit: str) -> None:
     with pytest.raises(UnitError) as info:
@@ -302,3 +310,73 @@ def test_error_messages_are_short_single_lines_even_for_odd_input(text: str) -> 
 
 def test_unit_error_is_a_value_error() -> None:
     assert issubclass(UnitError, ValueError)
+
+
+# the electric, thermal, angle and volume units (issue 49): SI from hand-worked factors
+
+
+_PSI = 4.4482216152605 / 0.0254**2  # lbf (0.45359237 kg * 9.80665 m/s^2) per square inch
+
+
+@pytest.mark.parametrize(
+    ("text", "si_unit", "expected"),
+    [
+        ("1200 A", "A", 1200.0),
+        ("350 mA", "A", 0.35),
+        ("2 kA", "A", 2000.0),
+        ("25 kV", "V", 25_000.0),
+        ("750 V", "V", 750.0),
+        ("400 Ah", "A*s", 400 * 3600.0),
+        ("0.5 ohm", "V/A", 0.5),
+        ("12 mΩ", "V/A", 0.012),
+        ("300 K", "K", 300.0),
+        ("20 °C", "K", 293.15),
+        ("-40 degC", "K", 233.15),
+        ("0 ℃", "K", 273.15),
+        ("90 deg", "rad", math.pi / 2),
+        ("2.5°", "rad", 2.5 * math.pi / 180),
+        ("1 rev", "rad", 2 * math.pi),
+        ("3000 rpm", "rad/s", 3000 * 2 * math.pi / 60),
+        ("78 L", "m^3", 0.078),
+        ("1 gal", "m^3", 231 * 0.0254**3),  # the US gallon: 231 cubic inches
+        ("5 gallons", "m^3", 5 * 3.785411784e-3),
+        ("3 kWh", "J", 3 * 3.6e6),
+        ("2 MWh", "J", 2 * 3.6e9),
+        ("4 MJ", "J", 4e6),
+        ("5 bar", "Pa", 5e5),
+        ("1013 mbar", "Pa", 101_300.0),
+        ("1013 hPa", "Pa", 101_300.0),
+        ("500 kPa", "Pa", 5e5),
+        ("70 psi", "Pa", 70 * _PSI),
+        ("1 kV*A", "W", 1000.0),
+        ("4186 J/kg/°C", "J/(kg*K)", 4186.0),  # inside a compound unit: a difference
+    ],
+)
+def test_new_units_convert_to_si_by_their_defining_factors(text: str, si_unit: str,
+                                                          expected: float) -> None:
+    assert parse_quantity(text, si_unit) == pytest.approx(expected, rel=1e-12)
+
+
+def test_celsius_alone_is_a_temperature_and_converts_both_ways() -> None:
+    assert convert(68.0, "degC", "K") == pytest.approx(341.15, rel=1e-12)
+    assert convert(300.0, "K", "°C") == pytest.approx(26.85, rel=1e-12)
+    assert convert(100.0, "°C", "℃") == pytest.approx(100.0, rel=1e-12)
+    assert convert(1.0, "J/°C", "J/K") == pytest.approx(1.0, rel=1e-12)
+
+
+def test_an_angle_is_not_a_ratio_nor_a_temperature_a_charge() -> None:
+    # SI counts the radian as 1; a grade written "2 deg" must not pass for 2 rad
+    with pytest.raises(UnitError, match="found '2 deg', expected a ratio"):
+        parse_quantity("2 deg", "1")
+    with pytest.raises(UnitError, match="found '20 C', expected a temperature such as "
+                                        "'20 °C'"):
+        parse_quantity("20 C", "K")  # C is the coulomb
+
+
+def test_an_unknown_unit_of_a_new_dimension_is_named() -> None:
+    with pytest.raises(UnitError, match="found '70 °F': unknown unit '°F'; expected a "
+                                        "temperature"):
+        parse_quantity("70 °F", "K")
+    with pytest.raises(UnitError, match="unknown unit 'amps'; expected a current such as "
+                                        "'1200 A' or a number in A"):
+        parse_quantity("5 amps", "A")
