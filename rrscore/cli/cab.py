@@ -8,9 +8,11 @@ driver program from the scenario); between control steps the cab
   digits for keys without one). A terminal cannot tell when a key is let go, so a
   key *latches*: the first stroke presses it, the next releases it. ``q`` quits;
 * waits until wall-clock time catches up with simulated time divided by ``speedup``;
-* redraws a text dashboard: speed and limit, traction and brake force, the lead
-  vehicle's controls (its traction and brake levels), signals and states, in-train
-  force extremes, and the keys.
+* redraws a text dashboard in the units a driver reads (km/h, kN, bar, kW, %): speed
+  and limit, traction and brake force, the air brake's pressures (the pipe at the lead
+  and at the rear, the lead's cylinder and equalizing reservoir), the lead vehicle's
+  controls (levels between 0 and 1 as percentages), signals and states, in-train force
+  extremes, and the keys.
 
 Each key stroke is a driver event (``events.csv``: ``cab: press traction_up``).
 """
@@ -35,6 +37,41 @@ from ..model.events import Event
 from ..run.drive import Drive, DriveResult
 from ..run.plugins import RESERVED_KEYS
 from ..run.scenario import Scenario
+
+#: A signal's unit from its name's suffix (the house's convention: ``traction_force_N``).
+SUFFIX_UNITS = {"_N": "N", "_W": "W", "_Pa": "Pa", "_mps": "m/s", "_mps2": "m/s^2",
+                "_J": "J", "_m": "m", "_s": "s"}
+
+
+def engineering(value: float, unit: str) -> str:
+    """``value`` (SI, in ``unit``) as a driver reads it: km/h, kN, bar, kW or MW, MJ,
+    percent for a level between 0 and 1 (``unit`` "%"), else the SI value and unit."""
+    if not np.isfinite(value):
+        return f"{value} {unit}".rstrip()
+    if unit == "m/s":
+        return f"{value * 3.6:.1f} km/h"
+    if unit == "N":
+        return f"{value / 1e3:.1f} kN"
+    if unit == "Pa":
+        return f"{value / 1e5:.2f} bar"
+    if unit == "W":
+        return f"{value / 1e6:.2f} MW" if abs(value) >= 1e6 else f"{value / 1e3:.0f} kW"
+    if unit == "J":
+        return f"{value / 1e6:.2f} MJ"
+    if unit == "%":
+        return f"{value * 100:.0f} %"
+    return f"{value:.4g} {unit}".rstrip()
+
+
+def unit_of(model, name: str) -> str:
+    """The unit the dashboard shows ``name`` of a vehicle type in: a state's declared
+    unit, a 0..1 control as "%", a signal's from its name's suffix, else none."""
+    if name in model.states:
+        return model.states[name].unit
+    control = model.controls.get(name)
+    if control is not None and not isinstance(control, str):
+        return "%" if (control.low, control.high) == (0.0, 1.0) else ""
+    return next((unit for suffix, unit in SUFFIX_UNITS.items() if name.endswith(suffix)), "")
 
 
 def bindings(model) -> dict[str, str]:
@@ -171,16 +208,18 @@ class Cab:
             f"rrs cab: {self.drive.scenario.config['name']}   x{self.speedup:g} real time",
             "",
             f"time      {run.t:9.1f} s         distance {float(x[0]) - run.x0:10.0f} m",
-            f"speed     {abs(float(v[0])) * 3.6:9.1f} km/h      limit    "
-            + (f"{limit * 3.6:10.0f} km/h" if np.isfinite(limit) else "      none"),
-            f"traction  {float(system.traction_force().sum()) / 1e3:9.1f} kN        "
-            f"brake    {brake / 1e3:10.1f} kN",
+            f"speed     {engineering(abs(float(v[0])), 'm/s'):>14s}   limit    "
+            + (f"{engineering(limit, 'm/s'):>14s}" if np.isfinite(limit) else "      none"),
+            f"traction  {engineering(float(system.traction_force().sum()), 'N'):>14s}   "
+            f"brake    {engineering(brake, 'N'):>14s}",
         ]
+        lines.extend(self.air_lines())
         # the lead's controls (levels the keys move), signals and states, from its record
         # (the states as its last control step read them)
         record, r = self.batch.record, int(self.row[0])
         for name in dict.fromkeys([*cls.controls, *cls.signals, *cls.states]):
-            lines.append(f"  {name:28s} {float(record.row(name)[r]):12.4g}")
+            shown = engineering(float(record.row(name)[r]), unit_of(cls, name))
+            lines.append(f"  {name:28s} {shown:>14s}")
         if tr.count > 1:
             f = system.coupler_forces(y)
             mon = system.sys.monitor
@@ -194,6 +233,20 @@ class Cab:
             lines.append(f"  {char}  {key:20s} {mark:7s} {cls.keys[key]}")
         lines.append("  q  quit (outputs are written)")
         return lines
+
+    def air_lines(self) -> list[str]:
+        """The air brake's pressures, gauge: the pipe at the lead and at the rear, the
+        lead's cylinder and equalizing reservoir (none without an air brake)."""
+        air, t = self.drive.dyn.air, self.drive.run_.t
+        if not air.on:
+            return []
+        pipe = air.signal("brake_pipe_Pa", t)
+        cylinder = air.signal("brake_cylinder_Pa", t)
+        equalizing = air.signal("equalizing_reservoir_Pa", t)
+        return [f"brake pipe {engineering(float(pipe[0]), 'Pa'):>13s}   "
+                f"at the rear {engineering(float(pipe[-1]), 'Pa'):>10s}",
+                f"cylinder  {engineering(float(cylinder[0]), 'Pa'):>14s}   "
+                f"equalizing {engineering(float(equalizing[0]), 'Pa'):>11s}"]
 
     def draw(self) -> None:
         """Redraw the dashboard in place (ANSI: home, clear)."""

@@ -19,7 +19,7 @@ import pytest
 from conftest import CONFIGS
 
 from rrscore import load_scenario
-from rrscore.cli.cab import Cab, bindings
+from rrscore.cli.cab import Cab, bindings, engineering, unit_of
 from rrscore.run.drive import Drive
 
 SCENARIO = f"""\
@@ -154,3 +154,46 @@ def test_keys_without_bindings_get_digits():
     model = SimpleNamespace(keys={"horn": "", "bell": "", "sand": ""},
                             key_bindings={"sand": "d"})
     assert bindings(model) == {"d": "sand", "1": "horn", "2": "bell"}
+
+
+@pytest.mark.parametrize(("value", "unit", "shown"), [
+    (22.2222222, "m/s", "80.0 km/h"),     # 80 km/h = 22.22 m/s
+    (452_000.0, "N", "452.0 kN"),
+    (500_000.0, "Pa", "5.00 bar"),        # 1 bar = 1e5 Pa
+    (772_300.0, "Pa", "7.72 bar"),        # (the cab printed 7.723e+05)
+    (2_500_000.0, "W", "2.50 MW"),
+    (430_000.0, "W", "430 kW"),
+    (3.6e9, "J", "3600.00 MJ"),
+    (0.375, "%", "38 %"),
+    (3.0, "", "3"),
+    (0.25, "m/s^2", "0.25 m/s^2"),
+])
+def test_the_dashboard_shows_values_in_the_units_a_driver_reads(value, unit, shown):
+    assert engineering(value, unit) == shown
+
+
+def test_a_vehicle_types_names_get_their_units_from_declarations_and_suffixes():
+    model = load_scenario(CONFIGS / "scenarios" / "brake_service_80.toml").registry \
+        .vehicle_types["simple_loco"]
+    assert unit_of(model, "main_reservoir") == "Pa"       # a state's declared unit
+    assert unit_of(model, "traction_level") == "%"        # a 0..1 control
+    assert unit_of(model, "brake_valve") == ""            # a handle position, 1..5
+    assert unit_of(model, "traction_force_N") == "N"      # a signal's suffix
+    assert unit_of(model, "dynamic_brake_power_W") == "W"
+    assert unit_of(model, "compressor_on") == ""
+
+
+def test_the_dashboard_of_an_air_braked_train_shows_its_brake_pressures_in_bar():
+    sc = load_scenario(CONFIGS / "scenarios" / "brake_service_80.toml")
+    drive = Drive(sc)
+    cab = Cab(drive, screen=open(os.devnull, "w"))  # noqa: SIM115
+    drive.run_.advance(5.0)
+    lines = cab.dashboard()
+    pipe = drive.dyn.air.signal("brake_pipe_Pa", drive.run_.t)
+    cylinder = drive.dyn.air.signal("brake_cylinder_Pa", drive.run_.t)
+    assert lines[5].startswith("brake pipe") and f"{pipe[0] / 1e5:.2f} bar" in lines[5]
+    assert lines[5].endswith(f"at the rear {pipe[-1] / 1e5:6.2f} bar")
+    assert lines[6].startswith("cylinder") and f"{cylinder[0] / 1e5:.2f} bar" in lines[6]
+    assert any(line.split()[:1] == ["main_reservoir"] and line.endswith(" bar")
+               for line in lines)
+    assert "e+0" not in "\n".join(lines)  # no raw SI exponents left
