@@ -203,7 +203,8 @@ _ANY_CASE: dict[str, str] = {
         "long_tons", "ft", "foot", "feet", "inch", "inches", "yd", "mi", "mile", "miles",
         "sec", "min", "hr", "kmh", "kph", "mph", "lbf", "kip", "kips", "kgf", "bar", "psi",
         "atm", "hp", "permille", "per_mille", "percent", "Hz", "liter", "liters", "litre",
-        "litres", "gal", "gallon", "gallons", "ohm", "degree", "degrees", "rad", "deg", "rev", "rpm",
+        "litres", "gal", "gallon", "gallons", "ohm", "degree", "degrees", "rad", "deg", "rev",
+        "rpm",
     )
 }  # fmt: skip
 
