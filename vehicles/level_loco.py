@@ -59,6 +59,7 @@ class LevelLoco(VehicleModel):
     }
     keys = {"level_up": "one level up per press", "level_down": "one level down per press"}
     key_bindings = {"level_up": "w", "level_down": "s"}
+    notch_keys = ("level_up", "level_down")  # a cab stroke is one level
     # The top level is a parameter, so only the bottom is declared here.
     controls = {"level": Control("speed level, 0 (stop) .. levels (held until changed)",
                                  0.0, float("inf"))}

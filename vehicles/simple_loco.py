@@ -186,6 +186,9 @@ class SimpleLoco(VehicleModel):
                     "dynamic_brake_up": "e", "dynamic_brake_down": "x", "valve_release": "1",
                     "valve_running": "2", "valve_lap": "3", "valve_service": "4",
                     "valve_emergency": "5", "independent_up": "i", "independent_down": "k"}
+    # a stroke puts the brake valve handle in its position (held keys ramp the levels)
+    notch_keys = ("valve_release", "valve_running", "valve_lap", "valve_service",
+                  "valve_emergency")
     controls = {
         "traction_level": Control("traction level, 0..1 (held until changed)", 0.0, 1.0),
         "brake_level": Control("brake level, 0..1 (held until changed)", 0.0, 1.0),

@@ -6,7 +6,9 @@ driver program from the scenario); between control steps the cab
 * reads the terminal's keys (raw, one character at a time: ``termios``/``tty``) and
   applies the lead vehicle's keys they are bound to (its plugin's ``key_bindings``,
   digits for keys without one). A terminal cannot tell when a key is let go, so a
-  key *latches*: the first stroke presses it, the next releases it. ``q`` quits;
+  key *latches*: the first stroke presses it, the next releases it; a key the plugin
+  declares a notch key (``notch_keys``) is pressed and released by each stroke, one
+  notch or position a stroke. ``q`` quits;
 * waits until wall-clock time catches up with simulated time divided by ``speedup``;
 * redraws a text dashboard in the units a driver reads (km/h, kN, bar, kW, %): speed
   and limit, traction and brake force, the air brake's pressures (the pipe at the lead
@@ -149,20 +151,26 @@ class Cab:
         return chars
 
     def stroke(self, char: str) -> None:
-        """Act on one typed character: quit, or latch/unlatch the key bound to it."""
+        """Act on one typed character: quit, press and release a notch key (one notch a
+        stroke), or latch/unlatch any other key bound to it."""
         if char in RESERVED_KEYS:
             self.quit = True
             return
         key = self.bindings.get(char)
         if key is None:
             return
-        pressed = key not in self.latched
         run = self.drive.run_
         # as a driver program's press or release: the key's row set, the plugin's on_input
-        run.system.set_input(self.b, self.row, key, 1.0 if pressed else 0.0, run.t)
-        (self.latched.add if pressed else self.latched.discard)(key)
-        run.system.log.append(Event(run.t, "driver", vehicle=0,
-                                    detail=f"cab: {'press' if pressed else 'release'} {key}"))
+        if key in self.model.notch_keys:
+            run.system.set_input(self.b, self.row, key, 1.0, run.t)
+            run.system.set_input(self.b, self.row, key, 0.0, run.t)
+            detail = f"cab: notch {key}"
+        else:
+            pressed = key not in self.latched
+            run.system.set_input(self.b, self.row, key, 1.0 if pressed else 0.0, run.t)
+            (self.latched.add if pressed else self.latched.discard)(key)
+            detail = f"cab: {'press' if pressed else 'release'} {key}"
+        run.system.log.append(Event(run.t, "driver", vehicle=0, detail=detail))
 
     # ---------------------------------------------------------------- pacing
     def tick(self, fraction: float, t: float, speed: float) -> None:

@@ -144,7 +144,9 @@ class VehicleModel:
     * ``controls``: ``{name: Control}`` (or a doc string: unbounded, initially 0), set by
       the driver program, the cab and the built-in driver.
     * ``keys``: ``{name: doc}``; a key's value is 1 while it is held, else 0.
-      ``key_bindings``: ``{key: character}`` for ``rrs cab``.
+      ``key_bindings``: ``{key: character}`` for ``rrs cab``. ``notch_keys``: the keys
+      each press of which moves a control one notch or position (``on_input`` acts on
+      the press): a cab stroke presses and releases them at once, where other keys latch.
     * ``fields``: ``{name: doc}``, values of the model's own that persist from one
       control step to the next (a compressor's governor, a ramp under way), initially 0.
     * ``signals``: ``{name: doc}``, outputs a scenario can record (column
@@ -179,6 +181,7 @@ class VehicleModel:
     controls: ClassVar[dict[str, Control | str]] = {}
     keys: ClassVar[dict[str, str]] = {}
     key_bindings: ClassVar[dict[str, str]] = {}
+    notch_keys: ClassVar[tuple[str, ...]] = ()
     fields: ClassVar[dict[str, str]] = {}
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
@@ -248,3 +251,6 @@ def check_vehicle_type(cls: type) -> None:
     for key in cls.key_bindings:
         if key not in cls.keys:
             raise TypeError(f"{name}: key_bindings names {key!r}, which is not one of its keys")
+    for key in cls.notch_keys:
+        if key not in cls.keys:
+            raise TypeError(f"{name}: notch_keys names {key!r}, which is not one of its keys")

@@ -128,6 +128,10 @@ def class_problems(cls: type) -> list[str]:
                 problems.append(f"key_bindings binds both {chars[char]!r} and {key!r} to "
                                 f"{char!r}")
             chars.setdefault(char, key)
+        for key in cls.notch_keys:
+            if key not in cls.keys:
+                problems.append(f"notch_keys names {key!r}, which is not one of its keys "
+                                f"({', '.join(cls.keys) or 'none'})")
     return problems
 
 

@@ -197,3 +197,35 @@ def test_the_dashboard_of_an_air_braked_train_shows_its_brake_pressures_in_bar()
     assert any(line.split()[:1] == ["main_reservoir"] and line.endswith(" bar")
                for line in lines)
     assert "e+0" not in "\n".join(lines)  # no raw SI exponents left
+
+
+def test_a_notch_key_steps_one_notch_a_stroke_where_others_latch(tmp_path):
+    # LevelLoco's level keys are notch keys: four strokes of w are level 4 (latched, as
+    # before, they were level 2: press, release, press, release)
+    sc = load_scenario(CONFIGS / "scenarios" / "calibration_levels.toml")
+    drive = Drive(sc)
+    cab = Cab(drive, screen=open(os.devnull, "w"))  # noqa: SIM115
+    level = cab.batch.record.row("level")
+    start = float(level[int(cab.row[0])])
+    for char in "wwww":
+        cab.stroke(char)
+    assert float(level[int(cab.row[0])]) == start + 4
+    cab.stroke("s")
+    assert float(level[int(cab.row[0])]) == start + 3
+    assert cab.latched == set()
+    details = [e.detail for e in drive.run_.system.log if e.kind == "driver"]
+    assert details[-5:] == ["cab: notch level_up"] * 4 + ["cab: notch level_down"]
+
+
+def test_a_notch_key_that_is_not_a_key_is_a_plugin_problem():
+    from rrscore.run.plugins import check_vehicle_type
+
+    level_loco = load_scenario(CONFIGS / "scenarios" / "calibration_levels.toml").registry \
+        .vehicle_types["level_loco"]
+
+    class Broken(level_loco):
+        type_name = "broken_level_loco"
+        notch_keys = ("level_up", "throttle_up")
+
+    assert any("notch_keys names 'throttle_up', which is not one of its keys" in p
+               for p in check_vehicle_type(Broken))
