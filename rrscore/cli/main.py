@@ -14,8 +14,8 @@ import sys
 import time
 import tomllib
 import traceback
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from ..api import check_file, drive, load_drive, load_scenario
 from ..jit import compile_notice
@@ -26,6 +26,7 @@ from ..model.errors import (
     RrsError,
     clear_interruptions,
     interruption_behind,
+    is_noted,
     note_interruption,
     on_signal,
 )
@@ -654,12 +655,25 @@ _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP")
                  if hasattr(signal, n))
 
 
+def quiet_noted_interruptions(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``hook`` (a ``sys.unraisablehook``) that says nothing of a noted interruption: a
+    signal met inside a C callback (llvmlite's, while numba compiles) cannot leave it and
+    Python reports it as "Exception ignored" with a traceback, though the drive raises it
+    again and ends as interrupted, in one line."""
+    def quiet(report: Any) -> None:
+        if not is_noted(report.exc_value):
+            hook(report)
+    return quiet
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rrs``: every failure is one line on stderr and an exit status (see
     :data:`EXIT_CODES`); ``--debug`` shows the traceback as well."""
     args = build_parser().parse_args(argv)
     debug = getattr(args, "debug", False)
     previous = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = quiet_noted_interruptions(unraisable)
     try:
         for sig in _SIGNALS:
             signal.signal(sig, _on_signal)
@@ -695,6 +709,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = unraisable
         clear_interruptions()
 
 

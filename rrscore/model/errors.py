@@ -44,6 +44,12 @@ def note_interruption(exc: KeyboardInterrupt) -> KeyboardInterrupt:
     return exc
 
 
+def is_noted(exc: BaseException) -> bool:
+    """Whether ``exc`` is an interruption a signal handler raised and a run will raise
+    again (not yet taken)."""
+    return any(exc is noted for noted in _raised)
+
+
 def take_interruption() -> KeyboardInterrupt | None:
     """An interruption raised by a signal handler and not yet taken, if any (a run raises
     it again: a C library on the way, numba's for one, may have swallowed it)."""

@@ -217,15 +217,10 @@ def test_a_notch_key_steps_one_notch_a_stroke_where_others_latch(tmp_path):
     assert details[-5:] == ["cab: notch level_up"] * 4 + ["cab: notch level_down"]
 
 
-def test_a_notch_key_that_is_not_a_key_is_a_plugin_problem():
-    from rrscore.run.plugins import check_vehicle_type
-
+def test_a_notch_key_that_is_not_a_key_is_refused_where_the_type_is_declared():
     level_loco = load_scenario(CONFIGS / "scenarios" / "calibration_levels.toml").registry \
         .vehicle_types["level_loco"]
-
-    class Broken(level_loco):
-        type_name = "broken_level_loco"
-        notch_keys = ("level_up", "throttle_up")
-
-    assert any("notch_keys names 'throttle_up', which is not one of its keys" in p
-               for p in check_vehicle_type(Broken))
+    with pytest.raises(TypeError, match="notch_keys names 'throttle_up', which is not one "
+                                        "of its keys"):
+        type("Broken", (level_loco,), {"type_name": "broken_level_loco",
+                                       "notch_keys": ("level_up", "throttle_up")})
