@@ -217,10 +217,15 @@ def test_a_notch_key_steps_one_notch_a_stroke_where_others_latch(tmp_path):
     assert details[-5:] == ["cab: notch level_up"] * 4 + ["cab: notch level_down"]
 
 
-def test_a_notch_key_that_is_not_a_key_is_refused_where_the_type_is_declared():
+def test_a_notch_key_that_is_not_a_key_is_refused_when_the_type_is_registered():
+    from rrscore.model.vehicle import check_vehicle_type
+    from rrscore.run.plugins import class_problems
+
     level_loco = load_scenario(CONFIGS / "scenarios" / "calibration_levels.toml").registry \
         .vehicle_types["level_loco"]
+    broken = type("Broken", (level_loco,), {"type_name": "broken_level_loco",
+                                            "notch_keys": ("level_up", "throttle_up")})
     with pytest.raises(TypeError, match="notch_keys names 'throttle_up', which is not one "
                                         "of its keys"):
-        type("Broken", (level_loco,), {"type_name": "broken_level_loco",
-                                       "notch_keys": ("level_up", "throttle_up")})
+        check_vehicle_type(broken)
+    assert any(p.startswith("notch_keys names 'throttle_up'") for p in class_problems(broken))
