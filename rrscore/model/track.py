@@ -108,6 +108,10 @@ PROFILE_SCHEMA = {
 
 ROUTE_SCHEMA = {
     "name": Param(kind=str, default="route", doc="route name"),
+    "start_chainage": Param("m", 0.0, "the route's kilometre-post reading (chainage) at "
+                            "position 0, such as '10 km'; plots show route km = "
+                            "(start_chainage + position) / 1000", min=-MAX_LENGTH,
+                            max=MAX_LENGTH),
     "elements": TableList(ELEMENT_SCHEMA, "track elements, in order", min_items=1),
     "points": TableList(POINT_SCHEMA, "named points"),
     "profile": Section(PROFILE_SCHEMA, "vertical profile; when given, it sets the grades "
@@ -254,6 +258,7 @@ class Route:
     points: dict[str, float]
     transitions: np.ndarray | None = None  # spiral length at each end of a curve, m
     profile: _Profile | None = None
+    start_chainage: float = 0.0  # kilometre-post reading at position 0, m
 
     @classmethod
     def from_config(cls, route: dict) -> Route:
@@ -300,6 +305,7 @@ class Route:
             points={p["name"]: p["position"] for p in route["points"]},
             transitions=transitions,
             profile=profile,
+            start_chainage=float(route.get("start_chainage", 0.0)),
         )
         obj._build_integrals()
         return obj
@@ -405,6 +411,31 @@ class Route:
         lim = self.speed_limits[i].astype(float)
         lim[lim <= 0] = math.inf
         return lim
+
+    def route_km(self, x: np.ndarray) -> np.ndarray:
+        """Positions ``x`` (m from the route's start) as route kilometres, the route's own
+        kilometre posts: ``(start_chainage + x) / 1000``."""
+        return (self.start_chainage + np.asarray(x, dtype=float)) / 1000.0
+
+    def grade_at(self, x: np.ndarray) -> np.ndarray:
+        """Grade (rise over run) of the track at each position ``x``, from the elevation
+        table (exact for a piecewise-constant profile; on a vertical curve, the grade of the
+        fine interval holding ``x``)."""
+        x = np.asarray(x, dtype=float)
+        knots, slope = self.track.knots, self.track.slope[ELEVATION]
+        i = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, knots.size - 2)
+        return slope[i]
+
+    def curvature_at(self, x: np.ndarray) -> np.ndarray:
+        """Curvature 1/R (1/m) of the track at each position ``x``, 0 on straight track and
+        off the route, rising linearly along transition spirals."""
+        x = np.asarray(x, dtype=float)
+        idx = np.clip(np.searchsorted(self.starts, x, side="right") - 1, 0,
+                      len(self.starts) - 1)
+        r = self.radii[idx]
+        kappa = np.where(r > 0, 1.0 / np.where(r > 0, r, 1.0), 0.0)
+        on_route = (x >= 0.0) & (x <= self.length)
+        return np.where(on_route, kappa * self._curvature_factor(idx, x), 0.0)
 
     def position_of(self, name: str) -> float:
         """Position of a named point; KeyError if the route has no such point."""

@@ -215,3 +215,39 @@ def test_inconsistent_profiles_and_curves_are_config_errors(table, key, words):
     with pytest.raises(ConfigError) as err:
         Route.from_config(validate(table, ROUTE_SCHEMA, Context("t")))
     assert err.value.key == key and words in err.value.message
+
+
+def test_route_km_reads_the_routes_kilometre_posts():
+    # Posts start at 10 km: a point 100 m in is at km 10.1; without the key, at km 0.1.
+    cfg = validate({"start_chainage": "10 km", "elements": [{"length": 1000.0}]},
+                   ROUTE_SCHEMA, Context("t"))
+    posted = Route.from_config(cfg)
+    assert posted.route_km(np.array([100.0, 0.0]))[0] == pytest.approx(10.1, abs=1e-12)
+    assert posted.route_km(np.array([0.0]))[0] == pytest.approx(10.0, abs=1e-12)
+    assert _route([{"length": 1000.0}]).route_km(100.0) == pytest.approx(0.1, abs=1e-12)
+
+
+def test_grade_at_is_each_elements_grade_and_curvature_at_its_inverse_radius():
+    r = _route([{"length": 500.0, "grade": "4 permille"},
+                {"length": 500.0, "grade": "-6 permille", "radius": 800.0},
+                {"length": 400.0, "radius": 400.0, "transition": 100.0}])
+    x = np.array([10.0, 499.0, 501.0, 999.0, 1050.0, 1100.0, 1200.0, 1375.0])
+    np.testing.assert_allclose(r.grade_at(x), [0.004, 0.004, -0.006, -0.006, 0, 0, 0, 0],
+                               atol=1e-12)
+    # The spiral ramps 1/R linearly from 0 over its 100 m: half of 1/400 at 50 m in.
+    np.testing.assert_allclose(
+        r.curvature_at(x), [0, 0, 1 / 800, 1 / 800, 0.5 / 400, 1 / 400, 1 / 400, 0.25 / 400],
+        atol=1e-12)
+    assert r.curvature_at(np.array([-5.0, 1500.0])).tolist() == [0.0, 0.0]
+
+
+def test_grade_at_on_a_vertical_curve_is_its_parabolas_grade():
+    # Elevation points 0, 1000 m (10 m up), 2000 m (level), a 10 km vertical curve at the
+    # middle point: 100 m long, the grade falls linearly from 10 to 0 permille over it.
+    r = _profile_route([{"position": 0.0, "elevation": 0.0},
+                        {"position": 1000.0, "elevation": 10.0,
+                         "vertical_curve_radius": 10000.0},
+                        {"position": 2000.0, "elevation": 10.0}])
+    x = np.array([500.0, 975.0, 1000.0, 1025.0, 1500.0])
+    # Exact to the fine knot spacing (0.5 m): a grade change of 0.5 m / 10 km.
+    np.testing.assert_allclose(r.grade_at(x), [0.01, 0.0075, 0.005, 0.0025, 0.0], atol=6e-5)
