@@ -46,6 +46,7 @@ from ..model.errors import RrsError
 from ..run.drive import Lifecycle, Progress
 from ..run.files import save_figure, write_atomically
 from ..run.lifecycle import LifecycleHooks, write_failure
+from ..run.plotting import distinct_colours, pyplot
 from ..run.plugins import DEFAULT_PLUGINS, load_registry
 from ..run.recorder import LineFile
 from .yard import YardScenario
@@ -102,13 +103,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: The colour of a cut a locomotive moves (the hump engine): no other cut has it.
+LOCOMOTIVE_COLOUR = "#000000"
+
+
+def plan_legend(scenario: Any) -> list[tuple[str, str]]:
+    """The legend of ``plan.png``, one (label, colour) per cut in order: every cut, each
+    its own colour; a cut a locomotive moves is black and labelled so."""
+    engines = {m["cut"] for m in scenario.config["moves"] if m["kind"] == "locomotive"}
+    others = iter(distinct_colours(sum(name not in engines for name in scenario.cut_names)))
+    return [(f"{name} (locomotive)", LOCOMOTIVE_COLOUR) if name in engines
+            else (name, next(others)) for name in scenario.cut_names]
+
+
 def plot_plan(run: YardRun, path: str | Path, title: str = "") -> None:
     """Draw the network in plan (tracks, switches in their positions, buffer stops,
     named points) and every car where it stands, coloured by cut."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     net = run.net
     fig, ax = plt.subplots(figsize=(14, 5.5))
@@ -141,11 +152,10 @@ def plot_plan(run: YardRun, path: str | Path, title: str = "") -> None:
                     color="tab:blue", rotation=60)
     p, q, _ = run.car_ends()
     cut = run.scenario.cars.cut
-    colours = plt.get_cmap("tab20")
-    for k, name in enumerate(run.scenario.cut_names):
+    for k, (label, colour) in enumerate(plan_legend(run.scenario)):
         for n_, c in enumerate(np.flatnonzero(cut == k)):
-            ax.plot([p[c, 0], q[c, 0]], [p[c, 1], q[c, 1]], color=colours(k % 20), lw=5.0,
-                    solid_capstyle="butt", zorder=4, label=name if n_ == 0 else None)
+            ax.plot([p[c, 0], q[c, 0]], [p[c, 1], q[c, 1]], color=colour, lw=5.0,
+                    solid_capstyle="butt", zorder=4, label=label if n_ == 0 else None)
     ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
               ncol=1 + len(run.scenario.cut_names) // 30)
     lo = np.min([tr.xy.min(axis=0) for tr in net.tracks], axis=0)

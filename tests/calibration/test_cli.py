@@ -160,3 +160,37 @@ def test_data_past_any_bound_is_the_data_files_one_line_error(tmp_path, capsys):
     log.write_text("run,kind,sensor,time_s,level,position_m\na,hit,S01,5e9,,\n")
     assert f"{log}: run a: hit of S01 at 5e+09 s; expected times from 0 to" in \
         error([*fit, str(log)])
+
+
+def test_model_plot_legend_names_every_run_each_in_its_own_colour(levels_run, tmp_path,
+                                                                  monkeypatch):
+    # Ten runs: the legend once named the first 8.
+    import matplotlib.colors
+
+    from rrscore.calibration import plots
+
+    figures = []
+    real = plots.save_figure
+
+    def keep(fig, path, **options):
+        legend = fig.axes[0].get_legend()
+        figures.append(([t.get_text() for t in legend.get_texts()],
+                        [matplotlib.colors.to_hex(h.get_color())
+                         for h in legend.legend_handles],
+                        legend.get_bbox_to_anchor().transformed(
+                            fig.axes[0].transAxes.inverted()).x0))
+        real(fig, path, **options)
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    log = tmp_path / "log.csv"
+    assert main(["sensors", str(levels_run), "--out", str(log), "--repeats", "10",
+                 "--seed", "5"]) == 0
+    runs = read_log(log).runs
+    assert len(runs) == 10
+    assert main(["calibrate", str(log), "--route", str(SENSOR_LINE), "--out",
+                 str(tmp_path / "model.toml")]) == 0
+    [(labels, colours, anchor_x)] = figures
+    assert sorted(labels) == sorted(runs)
+    assert len(set(colours)) == 10
+    assert anchor_x > 1.0  # the legend stands right of the axes, off the data
+    assert (tmp_path / "model.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -249,3 +249,19 @@ def test_a_yard_scenario_pickles_without_its_plugins_and_drives_the_same():
     ours, theirs = drive_yard(scenario, None).summary, drive_yard(copy, None).summary
     for key in ("stop_reason", "sim_time_s", "events", "max_speed_mps", "cut_reports"):
         assert theirs[key] == ours[key]
+
+
+def test_plan_legend_names_every_cut_each_in_its_own_colour() -> None:
+    # The hump: 20 cuts, the hump engine and 3 standing cuts, 24 in all (the plan once
+    # reused tab20's colours from the 21st); the engine is the one black cut, labelled so.
+    from rrscore.yard.yarddrive import LOCOMOTIVE_COLOUR, plan_legend
+
+    sc = load_yard(YARDS / "hump_20_cuts.toml")
+    legend = plan_legend(sc)
+    labels = [label for label, _ in legend]
+    assert labels == [f"{n} (locomotive)" if n == "hump engine" else n
+                      for n in sc.cut_names]
+    assert len(sc.cut_names) == 24
+    colours = [c for _, c in legend]
+    assert len(set(colours)) == len(colours)
+    assert [c for _, c in legend if c == LOCOMOTIVE_COLOUR] == [LOCOMOTIVE_COLOUR]

@@ -14,6 +14,7 @@ import numpy as np
 from ...model.hookspecs import hookimpl
 from ...model.track import Route
 from ..files import save_figure
+from ..plotting import pyplot
 
 #: Positions at which the route's gradient and curvature profile is sampled under the
 #: speed plot (plus every element boundary in the range, so steps stay sharp).
@@ -31,15 +32,6 @@ def rrs_drive_end(drive, result) -> None:
         if drive.train.count > 1:
             force_envelope_plot(result.summary["couplings"], drive.out_dir / "force_envelope.png",
                                 f"{name}: in-train force envelope")
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def speed_plot_data(series: dict[str, np.ndarray], route: Route | None = None) -> dict:
@@ -76,7 +68,7 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "",
                route: Route | None = None) -> None:
     """Speed (km/h) and traction force (kN) against route km, and under them (with a
     route) the gradient and curvature profile, written to ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     d = speed_plot_data(series, route)
     has_profile = "profile_km" in d
     if has_profile:
@@ -135,7 +127,7 @@ def force_envelope_data(couplings: list[dict]) -> dict[str, np.ndarray]:
 def force_envelope_plot(couplings: list[dict], path: str | Path, title: str = "") -> None:
     """Largest tension and compression of every coupling along the train, and under it the
     time each of those peaks happened, written to ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     d = force_envelope_data(couplings)
     fig, (ax, axt) = plt.subplots(2, 1, figsize=(9, 6.5), dpi=110, sharex=True,
                                   gridspec_kw={"height_ratios": [3, 1.6]})
