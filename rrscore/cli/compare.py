@@ -9,7 +9,10 @@ against time or distance:
   columns (``v<i>_..brake.._N``), kN;
 * ``coupler``: the in-train force envelope over time, the largest tension and the
   largest compression along the train at each sample, kN;
-* ``coupler_map``: a time-by-coupling map of in-train forces, one panel per run.
+* ``coupler_map``: a time-by-coupling map of in-train forces, one panel per run, all on
+  one colour scale (one colour bar: the same colour is the same force in every run).
+
+Legends stand beside the panels, never over the data.
 
 The drive's own ``speed.png`` is drawn by :mod:`rrscore.run.outputs.plots` as before.
 """
@@ -24,6 +27,7 @@ import numpy as np
 
 from ..model.errors import RrsError
 from ..run.files import save_figure
+from ..run.plotting import distinct_colours, pyplot
 
 SIGNALS = ("speed", "traction", "coupler", "coupler_map")
 
@@ -78,11 +82,7 @@ def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGN
                    x: str = "time"):
     """The comparison figure (a matplotlib ``Figure``) of ``run_dirs`` for ``signals``,
     against ``x`` = ``"time"`` or ``"distance"``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     unknown = [s for s in signals if s not in SIGNALS]
     if unknown or not signals:
         raise RrsError(f"--signals: found {', '.join(unknown) or 'nothing'}, expected some of "
@@ -93,32 +93,40 @@ def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGN
     maps = "coupler_map" in signals
     panels = [s for s in signals if s != "coupler_map"]
     n = len(panels) + (len(runs) if maps else 0)
-    fig, axes = plt.subplots(n, 1, figsize=(9, 2.8 * n + 0.6), dpi=100, squeeze=False,
-                             sharex=not maps)
+    # Constrained layout leaves room for the legends beside the panels and the maps'
+    # shared colour bar.
+    fig, axes = plt.subplots(n, 1, figsize=(10, 2.8 * n + 0.6), dpi=100, squeeze=False,
+                             sharex=not maps, layout="constrained")
     axes = list(axes[:, 0])
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colours = distinct_colours(len(runs))
     xlabel = "time (s)" if x == "time" else "distance (km)"
     for ax, panel in zip(axes, panels, strict=False):
-        for k, run in enumerate(runs):
-            colour = colours[k % len(colours)]
+        for run, colour in zip(runs, colours, strict=True):
             _draw(ax, panel, run, x, colour)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
         ax.set_xlabel(xlabel)
     if maps:
-        for ax, run in zip(axes[len(panels):], runs, strict=True):
+        map_axes = axes[len(panels):]
+        lim = coupler_map_limit(runs)
+        for ax, run in zip(map_axes, runs, strict=True):
             f = run.coupler_matrix() / 1e3
-            t = run.forces["time_s"]
-            xs = run.axis(x, t)
-            lim = max(float(np.abs(f).max()), 1e-9)
+            xs = run.axis(x, run.forces["time_s"])
             image = ax.pcolormesh(xs, np.arange(f.shape[1]), f.T, cmap="RdBu_r", vmin=-lim,
                                   vmax=lim, shading="nearest")
-            fig.colorbar(image, ax=ax, label="force (kN), tension +")
             ax.set_ylabel("coupling")
+            ax.yaxis.get_major_locator().set_params(integer=True)
             ax.set_xlabel(xlabel)
             ax.set_title(f"{run.label}: in-train forces", fontsize=9)
-    fig.tight_layout()
+        # One colour bar for every map: one scale for the runs compared.
+        fig.colorbar(image, ax=map_axes, label="force (kN), tension +")
     return fig
+
+
+def coupler_map_limit(runs: Sequence[RunData]) -> float:
+    """The colour scale's bound (kN) shared by every run's coupler map: the largest force,
+    tension or compression, of any run (the scale runs from minus it to it)."""
+    return max([float(np.abs(r.coupler_matrix()).max()) / 1e3 for r in runs] + [1e-9])
 
 
 def _draw(ax, panel: str, run: RunData, x: str, colour: str) -> None:
@@ -146,8 +154,7 @@ def _draw(ax, panel: str, run: RunData, x: str, colour: str) -> None:
 def plot_runs(run_dirs: Sequence[str | Path], out: str | Path,
               signals: Sequence[str] = SIGNALS[:3], x: str = "time") -> Path:
     """Draw :func:`compare_figure` into the image file ``out`` and return its path."""
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig = compare_figure(run_dirs, signals, x)
     out = Path(out)
     save_figure(fig, out)

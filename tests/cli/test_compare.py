@@ -74,3 +74,39 @@ def test_bad_signal_and_missing_run_are_clear_errors(two_runs, tmp_path):
         compare_figure(two_runs, ["brakes"])
     with pytest.raises(RrsError, match="no timeseries.csv"):
         compare_figure([tmp_path], ["speed"])
+
+
+def test_coupler_maps_share_one_colour_scale_and_one_colour_bar(two_runs):
+    fig = compare_figure(two_runs, ["coupler_map"])
+    maps = [ax for ax in fig.axes if ax.get_title().endswith("in-train forces")]
+    assert len(maps) == 2
+    # The largest force of either run, from the CSVs: the full-level run's.
+    largest = max(np.abs(np.column_stack(
+        [v for k, v in read_csv(run / "coupler_forces.csv").items() if k.startswith("c")]
+    )).max() for run in two_runs) / 1e3
+    for ax in maps:
+        [mesh] = ax.collections
+        assert mesh.norm.vmin == pytest.approx(-largest, rel=1e-12)
+        assert mesh.norm.vmax == pytest.approx(largest, rel=1e-12)
+    assert len(fig.axes) == 3  # two maps and one colour bar
+    plt.close(fig)
+
+
+def test_each_run_has_its_own_colour_and_the_legend_stands_beside_the_data(tmp_path):
+    from rrscore.testing import make_train
+
+    train = make_train("simple_loco", cars=1)
+    runs = []
+    for k in range(12):  # more than matplotlib's ten-colour cycle
+        runs.append(tmp_path / f"r{k:02d}")
+        train.drive([(0, f"set traction_level={0.3 + 0.05 * k}")], max_time="2 s",
+                    out=runs[-1], output={"sample_interval": "1 s"})
+    fig = compare_figure(runs, ["traction"])
+    [ax] = fig.axes
+    lines = [ln for ln in ax.get_lines() if ln.get_label().endswith(": traction")]
+    assert [ln.get_label() for ln in lines] == [f"r{k:02d}: traction" for k in range(12)]
+    assert len({ln.get_color() for ln in lines}) == 12
+    legend = ax.get_legend()
+    assert len(legend.get_texts()) == len(ax.get_lines())  # every line named
+    assert legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).x0 > 1.0
+    plt.close(fig)
