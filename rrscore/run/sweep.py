@@ -51,6 +51,7 @@ from .recorder import LineFile
 from .run import Run
 from .scenario import Scenario
 from .sweepcases import MAX_CASES, MODES, Cases
+from .sweepplot import plottable_figures, sweep_plot
 
 DEFAULT_COLUMNS = ("sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps",
                    "max_coupler_tension_N", "max_coupler_compression_N", "stop_reason")
@@ -415,7 +416,9 @@ class Sweep:
         (1: in this process; at most :data:`MAX_WORKERS`), or the Dask cluster
         ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
         ``dask.distributed.Client``). With ``out``, writes ``sweep.csv`` (row by row, in
-        case order) and ``sweep.json`` (the sweep's spec, counts and failures) there, and
+        case order), ``sweep.json`` (the sweep's spec, counts and failures) and, unless the
+        scenario's ``output.plots`` is false, ``sweep.png`` (each figure against each
+        parameter, drawn at the end if not interrupted: :mod:`~rrscore.run.sweepplot`) there, and
         with ``save_runs`` each case's outputs to ``out/runs/case_NNNN``. ``on_row`` is
         called with each row as it is written. ``keep_rows`` keeps every row in memory
         (:attr:`SweepResult.rows`); by default a sweep of at most :data:`ROWS_KEPT` cases
@@ -449,7 +452,15 @@ class Sweep:
         lock = prepare_output_dir(out_dir) if out_dir is not None else None
         try:
             table = _Table(out_dir, self.table_columns, cases, keep, on_row)
-            return self._run_cases(table, case_out, meta, scheduler, workers)
+            result = self._run_cases(table, case_out, meta, scheduler, workers)
+            if out_dir is not None and not result.interrupted \
+                    and self.scenario.config["output"]["plots"]:
+                # drawn from sweep.csv, streaming: bounded whatever the number of cases
+                with _writing("sweep.png"):
+                    sweep_plot(out_dir / "sweep.csv", out_dir / "sweep.png", list(self.params),
+                               plottable_figures(self.columns),
+                               f"{self.scenario.config['name']}: {result.done} cases")
+            return result
         finally:
             if lock is not None:
                 release_output_dir(out_dir, lock)
