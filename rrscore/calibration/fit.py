@@ -33,6 +33,7 @@ from ..model.config import lookup_path
 from ..model.errors import ConfigError, RrsError
 from ..run.drive import Drive
 from ..run.files import save_figure
+from ..run.plotting import pyplot
 from ..run.scenario import Scenario
 from .sensors import (
     LogError,
@@ -265,11 +266,7 @@ def write_fit(result: FitResult, record: Record, out: str | Path) -> list[Path]:
 
 
 def _plot(result: FitResult, record: Record, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True,
                                       gridspec_kw={"height_ratios": [3, 1]})
     if record.kind == "series":
@@ -287,8 +284,10 @@ def _plot(result: FitResult, record: Record, path: Path) -> None:
     bottom.plot(record.times, result.residuals, ".", ms=3)
     bottom.axhline(0.0, color="0.5", lw=0.8)
     bottom.set_xlabel("time, s")
-    top.legend()
-    top.set_title("fit: " + ", ".join(n.rsplit(".", 1)[-1] for n in result.names))
+    # Above the axes, in one row: never over the data.
+    top.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8,
+               frameon=False)
+    top.set_title("fit: " + ", ".join(n.rsplit(".", 1)[-1] for n in result.names), pad=22)
     fig.tight_layout()
     with naming(path):
         save_figure(fig, path, dpi=100)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from rrscore import Drive, load_scenario
+from rrscore.calibration import fit as fit_module
 from rrscore.calibration.fit import Record, fit, get_value, load_record, write_fit
 from rrscore.calibration.sensors import LogError
 from rrscore.model.errors import RrsError
@@ -46,7 +47,7 @@ def test_recovers_davis_and_f_max_from_noise_free_data_within_2_percent(recorded
     assert result.rms < 1e-6
 
 
-def test_recovers_them_from_noisy_data_within_5_percent(recorded, tmp_path):
+def test_recovers_them_from_noisy_data_within_5_percent(recorded, tmp_path, monkeypatch):
     sc, t, v = recorded
     rng = np.random.default_rng(5)
     noisy = v + rng.normal(0.0, 0.02, v.size)  # a speed recorder good to 2 cm/s
@@ -57,7 +58,18 @@ def test_recovers_them_from_noisy_data_within_5_percent(recorded, tmp_path):
     # the residuals are the noise, and each value is within 3 standard errors
     assert result.rms == pytest.approx(0.02, rel=0.1)
     assert np.all(np.abs(result.values - TRUE) < 3 * result.std_errors)
+    legends = []
+    real = fit_module.save_figure
+
+    def keep(fig, path, **options):  # fit.png's legend: both curves, above the data
+        legend = fig.axes[0].get_legend()
+        legends.append(([t.get_text() for t in legend.get_texts()], legend.get_bbox_to_anchor()
+                        .transformed(fig.axes[0].transAxes.inverted()).y0))
+        real(fig, path, **options)
+
+    monkeypatch.setattr(fit_module, "save_figure", keep)
     files = write_fit(result, Record("series", t, noisy, source="noisy"), tmp_path)
+    assert legends == [(["recorded", "fitted model"], 1.0)]
     summary = json.loads(files[0].read_text())
     assert [p["key"] for p in summary["parameters"]] == KEYS
     refit = load_scenario(files[1])
