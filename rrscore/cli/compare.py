@@ -57,11 +57,32 @@ class RunData:
         self.forces = read_csv(forces) if forces.is_file() else None
 
     def axis(self, x: str, t: np.ndarray) -> np.ndarray:
-        """Time (s) or distance from the start (km) at times ``t``."""
+        """Time (s), distance from the start (km) or route km (``"km"``: the train's front
+        on the route's kilometre posts) at times ``t``."""
         s = self.series
         if x == "time":
             return t
+        if x == "km":
+            front = s.get("front_m", s["position_m"])
+            return (self.start_chainage() + np.interp(t, s["time_s"], front)) / 1000.0
         return (np.interp(t, s["time_s"], s["position_m"]) - s["position_m"][0]) / 1000.0
+
+    def start_chainage(self) -> float:
+        """The route's kilometre post at its position 0, m, from the run's
+        ``scenario.resolved.toml`` (0 where it has none)."""
+        import tomllib
+
+        resolved = self.dir / "scenario.resolved.toml"
+        if not resolved.is_file():
+            return 0.0
+        try:
+            with open(resolved, "rb") as fh:
+                route = tomllib.load(fh).get("scenario", {}).get("route", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise RrsError(f"{resolved}: cannot be read ({exc}), expected the file "
+                           "`rrs drive` wrote") from exc
+        value = route.get("start_chainage", 0.0) if isinstance(route, dict) else 0.0
+        return float(value) if isinstance(value, int | float) else 0.0
 
     def coupler_matrix(self) -> np.ndarray:
         """In-train forces, shape ``(samples, couplings)``, N (tension +)."""
@@ -81,14 +102,14 @@ def _labels(dirs: Sequence[str | Path]) -> list[str]:
 def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGNALS[:3],
                    x: str = "time"):
     """The comparison figure (a matplotlib ``Figure``) of ``run_dirs`` for ``signals``,
-    against ``x`` = ``"time"`` or ``"distance"``."""
+    against ``x`` = ``"time"``, ``"distance"`` (from the start) or ``"km"`` (route km)."""
     plt = pyplot()
     unknown = [s for s in signals if s not in SIGNALS]
     if unknown or not signals:
         raise RrsError(f"--signals: found {', '.join(unknown) or 'nothing'}, expected some of "
                        + ", ".join(SIGNALS))
-    if x not in ("time", "distance"):
-        raise RrsError(f"--x: found {x!r}, expected 'time' or 'distance'")
+    if x not in ("time", "distance", "km"):
+        raise RrsError(f"--x: found {x!r}, expected 'time', 'distance' or 'km'")
     runs = [RunData(d, label) for d, label in zip(run_dirs, _labels(run_dirs), strict=True)]
     maps = "coupler_map" in signals
     panels = [s for s in signals if s != "coupler_map"]
@@ -99,7 +120,8 @@ def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGN
                              sharex=not maps, layout="constrained")
     axes = list(axes[:, 0])
     colours = distinct_colours(len(runs))
-    xlabel = "time (s)" if x == "time" else "distance (km)"
+    xlabel = {"time": "time (s)", "distance": "distance (km)",
+              "km": "route km (train front)"}[x]
     for ax, panel in zip(axes, panels, strict=False):
         for run, colour in zip(runs, colours, strict=True):
             _draw(ax, panel, run, x, colour)

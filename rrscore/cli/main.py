@@ -573,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="output directories of drives")
     p.add_argument("--signals", default="speed,traction,coupler",
                    help="comma-separated: speed, traction, coupler, coupler_map")
-    p.add_argument("--x", default="time", choices=("time", "distance"), help="x axis")
+    p.add_argument("--x", default="time", choices=("time", "distance", "km"),
+                   help="x axis: time, distance from the start, or route km (the train's "
+                        "front on the route's kilometre posts)")
     p.add_argument("--out", default="compare.png", help="image file to write")
     p.set_defaults(func=_plot)
 

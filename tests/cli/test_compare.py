@@ -110,3 +110,32 @@ def test_each_run_has_its_own_colour_and_the_legend_stands_beside_the_data(tmp_p
     assert len(legend.get_texts()) == len(ax.get_lines())  # every line named
     assert legend.get_bbox_to_anchor().transformed(ax.transAxes.inverted()).x0 > 1.0
     plt.close(fig)
+
+
+def test_route_km_axis_is_each_runs_front_on_its_kilometre_posts(tmp_path):
+    from conftest import CONFIGS
+
+    from rrscore import Drive
+    from rrscore.model.config import Context
+    from rrscore.run.scenario import scenario_from_table
+
+    runs = []
+    for name, chainage in (("posted", "10 km"), ("plain", "0 m")):
+        table = {"train": {"vehicles": [{"config": "vehicles/simple_loco.toml"}]},
+                 "route": {"start_chainage": chainage, "elements": [{"length": "5 km"}]},
+                 "start": {"position": "900 m", "speed": 10.0},
+                 "stop": {"max_time": 5.0}, "output": {"sample_interval": 1.0}}
+        Drive(scenario_from_table(table, Context("<test>", "scenario", CONFIGS))).run(
+            tmp_path / name)
+        runs.append(tmp_path / name)
+    fig = compare_figure(runs, ["speed"], x="km")
+    [ax] = fig.axes
+    assert ax.get_xlabel() == "route km (train front)"
+    speeds = {ln.get_label(): ln.get_xdata() for ln in ax.get_lines()
+              if ln.get_label().endswith(": speed")}
+    for run, km0 in zip(runs, (10.0, 0.0), strict=True):
+        series = read_csv(run / "timeseries.csv")
+        np.testing.assert_allclose(speeds[f"{run.name}: speed"],
+                                   km0 + series["front_m"] / 1000.0, rtol=1e-12)
+    assert speeds["posted: speed"][0] == pytest.approx(10.9, abs=1e-9)
+    plt.close(fig)
