@@ -242,6 +242,12 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _schema(args: argparse.Namespace) -> int:
+    from .schema import run
+
+    return run(args.kind, args.out, args.plugins)
+
+
 def _plugins(args: argparse.Namespace) -> int:
     reg = load_registry(args.plugins)
     if args.check:
@@ -550,6 +556,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+")
     plugin_opt(p)
     p.set_defaults(func=_validate)
+
+    p = command("schema", "JSON Schema of a config kind, for editors (see docs/schemas.md)",
+                "rrs schema scenario --out schemas/scenario.json")
+    p.add_argument("kind", choices=("vehicle", "train", "route", "scenario", "network", "yard"))
+    p.add_argument("--out", help="file to write (default: print it)")
+    plugin_opt(p, scenarios=False)
+    p.set_defaults(func=_schema)
 
     p = command("plugins", "list loaded plugins and what they provide", "rrs plugins -v")
     p.add_argument("-v", "--verbose", action="store_true", help="also list parameters and keys")
