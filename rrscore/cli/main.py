@@ -25,6 +25,7 @@ from ..model.errors import (
     Interrupted,
     RrsError,
     clear_interruptions,
+    each_error,
     interruption_behind,
     is_noted,
     note_interruption,
@@ -738,8 +739,10 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
 def _report(exc: BaseException, debug: bool, prefix: str = "", suffix: str = "") -> None:
     if debug:
         traceback.print_exception(exc)
-    text = " ".join(str(exc).split())  # one line, whatever the message holds
-    print(f"rrs: error: {prefix}{text}{suffix}", file=sys.stderr)
+    # one line per error (several for a file with several mistakes), whatever each holds
+    for error in each_error(exc) if isinstance(exc, ConfigError) else [exc]:
+        text = " ".join(str(error).split())
+        print(f"rrs: error: {prefix}{text}{suffix}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, each_error, one_error
 from .units import UnitError, dimension_name, parse_quantity
 
 
@@ -297,48 +297,69 @@ def validate(data: Any, schema: Mapping[str, Any], ctx: Context) -> dict[str, An
     """
     if not isinstance(data, dict):
         raise ctx.error(f"found {_found(data)}, expected a table")
-    unknown = [k for k in data if k not in schema]
-    if unknown:
-        key = unknown[0]
+    # Every error of the table, not only the first: a file with three mistakes takes one
+    # run. An unknown key that looks like a missing one ("lenght") is one mistake: the
+    # missing key is not reported as well.
+    errors: list[ConfigError] = []
+    hinted = set()
+    for key in (k for k in data if k not in schema):
         hint = difflib.get_close_matches(key, list(schema), n=1)
+        hinted.update(h for h in hint if h not in data)
         extra = f"; did you mean {hint[0]!r}?" if hint else ""
         allowed = ", ".join(schema)
-        raise ctx.child(key).error(f"unknown key{extra} (allowed here: {allowed})")
+        errors.append(ctx.child(key).error(f"unknown key{extra} (allowed here: {allowed})"))
 
     out: dict[str, Any] = {}
     for key, spec in schema.items():
-        sub = ctx.child(key)
-        present = key in data
-        if isinstance(spec, Param):
-            if present:
-                out[key] = check_value(data[key], spec, sub)
-            elif spec.default is REQUIRED:
-                raise sub.error(f"missing, expected {spec.describe()}")
-            else:
-                out[key] = spec.default  # None for optional keys; dropped when written
-        elif isinstance(spec, Section):
-            if not present and spec.required:
-                raise sub.error("missing table")
-            out[key] = validate(data.get(key, {}), spec.schema, sub)
-        elif isinstance(spec, TableList):
-            items = data.get(key, [])
-            if not isinstance(items, list):
-                raise sub.error(f"found {_found(items)}, expected an array of tables ([[{key}]])")
-            if len(items) < spec.min_items:
-                raise sub.error(f"found {len(items)} entries, expected at least {spec.min_items}")
-            out[key] = [validate(it, spec.schema, sub.child(i)) for i, it in enumerate(items)]
-        elif isinstance(spec, Include):
-            if not present:
-                raise sub.error(f"missing, expected a path to a {spec.what} file or a table")
-            out[key] = include(data[key], spec, sub)
-        elif isinstance(spec, FreeTable):
-            value = data.get(key, {})
-            if not isinstance(value, dict):
-                raise sub.error(f"found {_found(value)}, expected a table")
-            out[key] = dict(value)
-        else:  # pragma: no cover - schema author error
-            raise TypeError(f"bad schema entry for {key!r}: {spec!r}")
+        if key in hinted:
+            continue  # (reported as the unknown key it was mistyped as)
+        try:
+            out[key] = _checked(data, key, spec, ctx.child(key))
+        except ConfigError as exc:
+            errors.extend(each_error(exc))
+    if errors:
+        raise one_error(errors)
     return out
+
+
+def _checked(data: dict[str, Any], key: str, spec: Any, sub: Context) -> Any:
+    """The checked, normalised value of ``key`` of the table ``data``."""
+    present = key in data
+    if isinstance(spec, Param):
+        if present:
+            return check_value(data[key], spec, sub)
+        if spec.default is REQUIRED:
+            raise sub.error(f"missing, expected {spec.describe()}")
+        return spec.default  # None for optional keys; dropped when written
+    if isinstance(spec, Section):
+        if not present and spec.required:
+            raise sub.error("missing table")
+        return validate(data.get(key, {}), spec.schema, sub)
+    if isinstance(spec, TableList):
+        items = data.get(key, [])
+        if not isinstance(items, list):
+            raise sub.error(f"found {_found(items)}, expected an array of tables ([[{key}]])")
+        if len(items) < spec.min_items:
+            raise sub.error(f"found {len(items)} entries, expected at least {spec.min_items}")
+        out, errors = [], []
+        for i, it in enumerate(items):
+            try:
+                out.append(validate(it, spec.schema, sub.child(i)))
+            except ConfigError as exc:
+                errors.extend(each_error(exc))
+        if errors:
+            raise one_error(errors)
+        return out
+    if isinstance(spec, Include):
+        if not present:
+            raise sub.error(f"missing, expected a path to a {spec.what} file or a table")
+        return include(data[key], spec, sub)
+    if isinstance(spec, FreeTable):
+        value = data.get(key, {})
+        if not isinstance(value, dict):
+            raise sub.error(f"found {_found(value)}, expected a table")
+        return dict(value)
+    raise TypeError(f"bad schema entry for {key!r}: {spec!r}")  # pragma: no cover
 
 
 def include(value: Any, spec: Include, ctx: Context) -> dict[str, Any]:

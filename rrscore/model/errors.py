@@ -21,6 +21,30 @@ class ConfigError(RrsError):
         super().__init__(f"{where}: {message}" if where else message)
 
 
+class ConfigErrors(ConfigError):
+    """Several :class:`ConfigError` found in one pass over a file (``rrs validate`` prints
+    one line each). Its ``file``, ``key`` and ``message`` are the first one's."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__(first.file, first.key, first.message)
+        self.errors = list(errors)
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self.errors)
+
+
+def each_error(exc: ConfigError) -> list[ConfigError]:
+    """The errors ``exc`` stands for: itself, or each of a :class:`ConfigErrors`."""
+    return list(exc.errors) if isinstance(exc, ConfigErrors) else [exc]
+
+
+def one_error(errors: list[ConfigError]) -> ConfigError:
+    """The error to raise for ``errors`` (at least one): the only one, or all of them."""
+    return errors[0] if len(errors) == 1 else ConfigErrors(errors)
+
+
 class OutputError(RrsError):
     """Outputs cannot be written: the directory is unwritable, in use or full."""
 

@@ -18,6 +18,7 @@ from rrscore.api import check_file
 from rrscore.cli.main import main
 from rrscore.cli.schema import KINDS, config_schema
 from rrscore.model.errors import ConfigError
+from rrscore.model.vehicle import VEHICLE_SCHEMA
 
 FOLDERS = {"vehicles": "vehicle", "trains": "train", "routes": "route",
            "scenarios": "scenario", "networks": "network", "yards": "yard"}
@@ -147,3 +148,63 @@ def test_schema_writes_a_file_that_is_the_printed_document(tmp_path, capsys) -> 
     printed = json.loads(capsys.readouterr().out)
     assert written == printed == config_schema("train")
     assert written["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+# ------------------------------------------------------------ every error in one run
+
+THREE_MISTAKES = """\
+[vehicle]
+type = "freight_car"
+empty_mass = "-3 t"
+length = "14 m"
+num_axis = 4
+wheel_diameter = "0.9 furlongs"
+
+[vehicle.resistance]
+curve = "roman"
+"""
+
+
+def test_a_file_with_three_mistakes_gets_three_errors_in_one_run(tmp_path, capsys) -> None:
+    path = tmp_path / "car.toml"
+    path.write_text(THREE_MISTAKES)
+    assert main(["validate", str(path)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(": ")[3] for line in lines] == [
+        "vehicle.empty_mass", "vehicle.wheel_diameter", "vehicle.resistance.curve"]
+    assert all(line.startswith(f"rrs: error: {path}: ") for line in lines)
+    data = tomllib.loads(THREE_MISTAKES)
+    # (the schema takes any string for a quantity: its unit and bounds are the validator's)
+    assert schema_keys(Draft202012Validator(config_schema("vehicle")), data) == {
+        "vehicle.resistance.curve"}
+
+
+def test_errors_in_several_entries_and_included_files_are_all_reported(tmp_path) -> None:
+    (tmp_path / "car.toml").write_text(THREE_MISTAKES)
+    (tmp_path / "train.toml").write_text(
+        '[train]\nname = 7\n[[train.vehicles]]\nconfig = "car.toml"\ncount = 0\n'
+        '[[train.vehicles]]\nconfig = "car.toml"\norientation = "sideways"\n')
+    with pytest.raises(ConfigError) as caught:
+        check_file(tmp_path / "train.toml")
+    where = [(Path(e.file).name, e.key) for e in caught.value.errors]
+    assert where == [
+        ("train.toml", "train.name"),
+        ("car.toml", "vehicle.empty_mass"), ("car.toml", "vehicle.wheel_diameter"),
+        ("car.toml", "vehicle.resistance.curve"), ("train.toml", "train.vehicles[0].count"),
+        ("car.toml", "vehicle.empty_mass"), ("car.toml", "vehicle.wheel_diameter"),
+        ("car.toml", "vehicle.resistance.curve"),
+        ("train.toml", "train.vehicles[1].orientation")]
+
+
+def test_a_misspelt_required_key_is_one_error_and_one_mistake_keeps_its_message(
+        tmp_path) -> None:
+    path = tmp_path / "car.toml"
+    path.write_text(THREE_MISTAKES.replace('empty_mass = "-3 t"', 'empty_mas = "3 t"')
+                    .replace('"0.9 furlongs"', '"0.9 m"').replace('"roman"', '"area"'))
+    with pytest.raises(ConfigError) as caught:
+        check_file(path)
+    assert not hasattr(caught.value, "errors")  # one error: a plain ConfigError, as before
+    assert caught.value.key == "vehicle.empty_mas"
+    assert str(caught.value) == (f"{path}: vehicle.empty_mas: unknown key; did you mean "
+                                 f"'empty_mass'? (allowed here: "
+                                 f"{', '.join(VEHICLE_SCHEMA['vehicle'].schema)})")
