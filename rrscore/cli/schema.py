@@ -53,7 +53,7 @@ def config_schema(kind: str, plugin_dirs: Iterable[str | Path] = ()) -> dict[str
 
 def run(kind: str, out: str | None, plugin_dirs: Iterable[str | Path] = ()) -> int:
     """Print the schema of ``kind``, or write it to the file ``out``."""
-    text = json.dumps(config_schema(kind, plugin_dirs), indent=2) + "\n"
+    text = json.dumps(config_schema(kind, plugin_dirs), indent=2, allow_nan=False) + "\n"
     if out is None:
         print(text, end="")
         return 0

@@ -12,6 +12,7 @@ and a number's bounds apply to plain numbers only.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,9 +25,9 @@ _KINDS = {int: "integer", str: "string", bool: "boolean", float: "number"}
 
 def _bounds(param: Param) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if param.min is not None:
+    if param.min is not None and math.isfinite(param.min):
         out["exclusiveMinimum" if param.exclusive_min else "minimum"] = param.min
-    if param.max is not None:
+    if param.max is not None and math.isfinite(param.max):
         out["maximum"] = param.max
     return out
 
@@ -57,10 +58,21 @@ def param_schema(param: Param) -> dict[str, Any]:
         doc = f"{doc} [{param.unit}: {param.describe()}]".strip()
     if doc:
         out["description"] = doc
-    if param.default is not REQUIRED and param.default is not None:
-        out["default"] = list(param.default) if isinstance(param.default, tuple) \
-            else param.default
+    default = param.default
+    if isinstance(default, tuple):
+        default = list(default)
+    if default is not REQUIRED and default is not None and _is_json(default):
+        out["default"] = default
     return out
+
+
+def _is_json(value: Any) -> bool:
+    """Whether ``value`` is strict JSON (no infinity or NaN, which TOML has and JSON not)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(v) for v in value)
+    return isinstance(value, str | int | bool | dict)
 
 
 def table_schema(schema: Mapping[str, Any], doc: str = "",

@@ -17,8 +17,10 @@ from jsonschema import Draft202012Validator
 from rrscore.api import check_file
 from rrscore.cli.main import main
 from rrscore.cli.schema import KINDS, config_schema
+from rrscore.model.config import REQUIRED
 from rrscore.model.errors import ConfigError
 from rrscore.model.vehicle import VEHICLE_SCHEMA
+from rrscore.run.plugins import load_registry
 
 FOLDERS = {"vehicles": "vehicle", "trains": "train", "routes": "route",
            "scenarios": "scenario", "networks": "network", "yards": "yard"}
@@ -148,6 +150,36 @@ def test_schema_writes_a_file_that_is_the_printed_document(tmp_path, capsys) -> 
     printed = json.loads(capsys.readouterr().out)
     assert written == printed == config_schema("train")
     assert written["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_schema_is_strict_json(kind) -> None:
+    json.dumps(config_schema(kind), allow_nan=False)  # no Infinity or NaN: editors refuse them
+
+
+REGISTRY = load_registry()
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY.vehicle_types))
+def test_each_vehicle_types_params_are_in_the_vehicle_schema(name, checkers) -> None:
+    vehicle = {"vehicle": {"type": name, "empty_mass": 2e4, "length": 14.0, "num_axis": 4},
+               "params": {"no_such_param": 1.0}}
+    assert schema_keys(checkers["vehicle"], vehicle) == {"params.no_such_param"}
+    declared = REGISTRY.vehicle_types[name].params
+    wrong = next((k for k, p in declared.items() if p.kind is not str and p.unit is None), None)
+    if wrong is not None:  # a plain number, integer or flag given as a table
+        vehicle["params"] = {wrong: {}}
+        assert schema_keys(checkers["vehicle"], vehicle) == {f"params.{wrong}"}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY.coupler_models))
+def test_each_coupler_models_params_are_in_the_train_schema(name, checkers) -> None:
+    train = {"train": {"coupling": {"model": name, "params": {"no_such_param": 1.0}},
+                       "vehicles": [{"config": "car.toml"}]}}
+    required = {f"train.coupling.params.{k}" for k, p in
+                REGISTRY.coupler_models[name].params.items() if p.default is REQUIRED}
+    assert schema_keys(checkers["train"], train) == {
+        "train.coupling.params.no_such_param", *required}
 
 
 # ------------------------------------------------------------ every error in one run
