@@ -20,6 +20,10 @@ class ConfigError(RrsError):
         where = ": ".join(p for p in (file, key) if p)
         super().__init__(f"{where}: {message}" if where else message)
 
+    def __reduce__(self):
+        # (an error raised in a sweep's worker process reaches the parent whole)
+        return (type(self), (self.file, self.key, self.message))
+
 
 class ConfigErrors(ConfigError):
     """Several :class:`ConfigError` found in one pass over a file (``rrs validate`` prints
@@ -33,6 +37,9 @@ class ConfigErrors(ConfigError):
 
     def __str__(self) -> str:
         return "\n".join(str(e) for e in self.errors)
+
+    def __reduce__(self):
+        return (ConfigErrors, (self.errors,))
 
 
 def each_error(exc: ConfigError) -> list[ConfigError]:

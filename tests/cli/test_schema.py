@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 import tomllib
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from rrscore.api import check_file
 from rrscore.cli.main import main
 from rrscore.cli.schema import KINDS, config_schema
 from rrscore.model.config import REQUIRED
-from rrscore.model.errors import ConfigError
+from rrscore.model.errors import ConfigError, ConfigErrors
 from rrscore.model.vehicle import VEHICLE_SCHEMA
 from rrscore.run.plugins import load_registry
 
@@ -240,3 +241,14 @@ def test_a_misspelt_required_key_is_one_error_and_one_mistake_keeps_its_message(
     assert str(caught.value) == (f"{path}: vehicle.empty_mas: unknown key; did you mean "
                                  f"'empty_mass'? (allowed here: "
                                  f"{', '.join(VEHICLE_SCHEMA['vehicle'].schema)})")
+
+
+def test_config_errors_survive_pickling_whole() -> None:
+    one = ConfigError("a.toml", "train.name", "found 7, expected a string")
+    both = ConfigErrors([one, ConfigError("b.toml", None, "config file not found")])
+    assert str(pickle.loads(pickle.dumps(one))) == "a.toml: train.name: found 7, expected a string"
+    back = pickle.loads(pickle.dumps(both))
+    assert [(e.file, e.key, e.message) for e in back.errors] == [
+        ("a.toml", "train.name", "found 7, expected a string"),
+        ("b.toml", None, "config file not found")]
+    assert str(back) == str(both)
