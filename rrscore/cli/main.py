@@ -30,6 +30,7 @@ from ..model.errors import (
     is_noted,
     note_interruption,
     on_signal,
+    take_interruption,
 )
 from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
@@ -716,7 +717,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug in rrscore or a plugin outside a drive: still one line
-        interruption = interruption_behind(exc)  # a signal met in compiled code
+        # a signal met in compiled code: behind the error, or noted and lost on the way
+        # (numba's dispatcher, interrupted while it compiled, then missed the overload it
+        # had not finished: a KeyError with the argument types)
+        interruption = interruption_behind(exc) or take_interruption()
         if interruption is not None:
             return _interrupted(interruption)
         hint = "" if debug else " (run again with --debug to see the traceback)"

@@ -313,3 +313,22 @@ def test_a_signal_met_inside_a_c_callback_prints_no_traceback():
     finally:
         sys.unraisablehook = hook
         clear_interruptions()
+
+
+def test_an_error_after_a_lost_signal_ends_as_the_interruption(monkeypatch, capsys):
+    # a SIGINT inside numba's dispatcher while it compiled was lost there, and the next
+    # call missed the overload it had not finished: "internal error: KeyError: (float64,
+    # ...)" and exit 1 where Ctrl-C asks for 130
+    from rrscore.cli import main as cli
+    from rrscore.model.errors import Interrupted, note_interruption
+
+    def lost(args):
+        note_interruption(Interrupted(signal.SIGINT))
+        raise KeyError(("float64", "float64"))
+
+    monkeypatch.setattr(cli, "_validate", lost)
+    assert cli.main(["validate", "any.toml"]) == 130
+    assert capsys.readouterr().err == "rrs: interrupted; results so far were kept (SIGINT)\n"
+    monkeypatch.setattr(cli, "_validate", lambda args: {}["a bug"])  # no signal: a bug
+    assert cli.main(["validate", "any.toml"]) == 1
+    assert capsys.readouterr().err.startswith("rrs: error: internal error: KeyError")
