@@ -113,7 +113,7 @@ class Tableau:
         """The radius of the largest half-disc of the left half-plane (``|z| <= r``,
         ``Re z <= 0``) within which ``|R(z)| <= 1``, to ``resolution`` (at most
         ``largest``): a fixed step ``h`` is stable for every mode whose ``|h lambda|``
-        stays within it, whatever its damping (RK4: 2.56, where the imaginary axis alone
+        stays within it, whatever its damping (RK4: 2.61, where the imaginary axis alone
         would give 2.83)."""
         r = np.arange(resolution, largest, resolution)
         angles = np.linspace(np.pi / 2, np.pi, 181)
