@@ -102,11 +102,8 @@ def check_without_own_plugins(path: str | Path, kind: str,
                      f"cuts on network {network.name!r}", tuple(sorted(unchecked)))
     route = Route.from_config(cfg["route"])
     for section, key in (("start", "point"), ("stop", "at_point")):
-        name = cfg[section][key]
-        if name is not None and name not in route.points:
-            raise ctx.child(section).child(key).error(
-                f"found {name!r}, expected a point of the route: "
-                + (", ".join(route.points) or "(none)"))
+        if cfg[section][key] is not None:
+            route.position_of(cfg[section][key], ctx.child(section).child(key))
     count = sum(e["count"] for e in cfg["train"]["vehicles"])
     return Check(f"scenario {cfg['name']!r}: {count} vehicles, route {route.length:.0f} m",
                  tuple(sorted(unchecked)))

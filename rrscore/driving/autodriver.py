@@ -155,10 +155,8 @@ def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Co
         raise ctx.child("mode").error(
             f"found {cfg['mode']!r}, but no vehicle of the train has a {TRACTION!r} control "
             "for the built-in driver to set")
-    if cfg["stop_at"] is not None and cfg["stop_at"] not in route.points:
-        raise ctx.child("stop_at").error(
-            f"found {cfg['stop_at']!r}, expected a point of the route: "
-            + (", ".join(route.points) or "(the route has none)"))
+    if cfg["stop_at"] is not None:
+        route.position_of(cfg["stop_at"], ctx.child("stop_at"))
     check_timetable(cfg["timetable"], route, ctx.child("timetable"))
     if cfg["stop_at"] is not None and cfg["timetable"]:
         last = cfg["timetable"][-1]["point"]

@@ -164,11 +164,7 @@ def check_actions(actions: list[dict[str, Any]], train: Train, route: Route,
             controls[name] = float(value)
         position = a.get("at_position")
         if a.get("at_point") is not None:
-            if a["at_point"] not in route.points:
-                raise c.child("at_point").error(
-                    f"found {a['at_point']!r}, expected a point of the route: "
-                    + (", ".join(route.points) or "(the route has none)"))
-            position = route.points[a["at_point"]]
+            position = route.position_of(a["at_point"], c.child("at_point"))
         out.append(Action(a.get("at_time"), position, tuple(vehicles), a.get("press"),
                           a.get("release"), tuple(controls.items()), a.get("uncouple"),
                           a.get("rail_condition"), a.get("autodriver"),

@@ -51,10 +51,7 @@ def check_timetable(entries: Sequence[Mapping[str, Any]], route: Route, ctx: Con
     that rise."""
     for i, (a, b) in enumerate(zip([None, *entries], entries, strict=False)):
         where = ctx.child(i)
-        if b["point"] not in route.points:
-            raise where.child("point").error(
-                f"found {b['point']!r}, expected a point of the route: "
-                + (", ".join(route.points) or "(the route has none)"))
+        route.position_of(b["point"], where.child("point"))
         if a is None:
             continue
         if route.points[b["point"]] <= route.points[a["point"]]:

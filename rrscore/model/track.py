@@ -437,6 +437,10 @@ class Route:
         on_route = (x >= 0.0) & (x <= self.length)
         return np.where(on_route, kappa * self._curvature_factor(idx, x), 0.0)
 
-    def position_of(self, name: str) -> float:
-        """Position of a named point; KeyError if the route has no such point."""
+    def position_of(self, name: str, ctx: Context | None = None) -> float:
+        """Position of a named point. A name the route lacks is a KeyError, or with
+        ``ctx`` (where a config names it) a ConfigError listing the route's points."""
+        if ctx is not None and name not in self.points:
+            raise ctx.error(f"found {name!r}, expected a point of the route: "
+                            + (", ".join(self.points) or "(the route has none)"))
         return self.points[name]

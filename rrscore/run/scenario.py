@@ -333,19 +333,11 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
     start = cfg["start"]
     position = start["position"]
     if start["point"] is not None:
-        if start["point"] not in route.points:
-            raise ctx.child("start").child("point").error(
-                f"found {start['point']!r}, expected a point of the route: "
-                + (", ".join(route.points) or "(none)"))
-        position = route.points[start["point"]]
+        position = route.position_of(start["point"], ctx.child("start").child("point"))
     stop = cfg["stop"]
     stop_position = stop["at_position"]
     if stop["at_point"] is not None:
-        if stop["at_point"] not in route.points:
-            raise ctx.child("stop").child("at_point").error(
-                f"found {stop['at_point']!r}, expected a point of the route: "
-                + (", ".join(route.points) or "(none)"))
-        stop_position = route.points[stop["at_point"]]
+        stop_position = route.position_of(stop["at_point"], ctx.child("stop").child("at_point"))
 
     for key, want in (("speeds", train.count), ("gaps", train.count - 1)):
         if start[key] is not None and len(start[key]) != want:
