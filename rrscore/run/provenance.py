@@ -15,8 +15,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import tomli_w
-
 #: The libraries whose versions a result depends on.
 LIBRARIES = ("numpy", "scipy", "numba", "llvmlite", "pluggy")
 
@@ -95,6 +93,6 @@ def plugins(registry: Any) -> list[dict[str, Any]]:
 
 def provenance(scenario: Any) -> dict[str, Any]:
     """The summary's ``provenance`` for a drive of ``scenario``."""
-    resolved = tomli_w.dumps(scenario.resolved()).encode("utf-8")
+    resolved = scenario.resolved_toml.encode("utf-8")
     return {**environment(), "plugins": plugins(scenario.registry),
             "scenario_sha256": hashlib.sha256(resolved).hexdigest()}

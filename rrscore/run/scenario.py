@@ -4,6 +4,7 @@ conditions and outputs (checking any config file, ``rrs validate``, is
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -209,9 +210,15 @@ class Scenario:
         """The whole scenario with defaults filled in and units normalised (SI)."""
         return {"scenario": strip_private(thaw(self.config))}
 
+    @functools.cached_property
+    def resolved_toml(self) -> str:
+        """:meth:`resolved` as TOML (formed once: every drive of the scenario writes it or
+        hashes it for its provenance, and a sweep drives one scenario many times)."""
+        return tomli_w.dumps(self.resolved())
+
     def write_resolved(self, path: str | Path) -> None:
         """Write :meth:`resolved` as TOML, which ``rrs drive`` runs the same way again."""
-        write_atomically(path, tomli_w.dumps(self.resolved()))
+        write_atomically(path, self.resolved_toml)
 
 
 def _check_names(values: list, allowed, limit: int | None, ctx: Context, what: str) -> None:
