@@ -486,6 +486,13 @@ class FreeCars:
         g.v0 = -e * g.v0
         self._motion(g)
 
+    def _stop(self, g: _Group) -> None:
+        """``g`` comes to a stop now: its speed exactly 0, friction (or a stop) takes over."""
+        self._rebase(g)
+        g.v0 = 0.0
+        self._motion(g)
+        self.counts["stop"] += 1
+
     def _bounce(self, contact: tuple[str, int], closing: float) -> float:
         """The restitution of an impact at ``contact`` (a pair or a buffer stop) closing at
         ``closing``: 0 (the contact stays closed) below :data:`REST_SPEED`, or if the
@@ -576,9 +583,7 @@ class FreeCars:
                 v = g.speed(self.t)
                 if v != 0.0 and self.t + stop_time(v, g.force / g.mass,
                                                    g.friction / g.mass) == self.t:
-                    self._rebase(g)
-                    g.v0 = 0.0
-                    self._motion(g)
+                    self._stop(g)
                     acted = True
             if not acted:
                 break
@@ -664,10 +669,7 @@ class FreeCars:
                 continue  # a later event changed what this was predicted from
             self.t = t
             if kind == "stop":
-                self._rebase(g)
-                g.v0 = 0.0  # exactly: friction takes over
-                self._motion(g)
-                self.counts["stop"] += 1
+                self._stop(g)
                 self._settle({g})
                 continue
             if kind == "wall":  # on the stop's face exactly
