@@ -181,6 +181,7 @@ class Scenario:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_registry"] = None  # classes from plugin directories do not travel
+        state.pop("resolved_toml", None)  # (a cache, formed again where it is wanted)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
