@@ -30,6 +30,7 @@ from ..model.errors import (
     is_noted,
     note_interruption,
     on_signal,
+    one_error,
     take_interruption,
 )
 from ..run.drive import Drive, cost_warnings
@@ -238,9 +239,18 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    # every file is checked, a bad one no less than a good one: the errors of all of them,
+    # each naming its file, in one run
+    errors: list[ConfigError] = []
     for path in args.files:
-        check = check_file(path, args.plugins, allow_plugin_dirs=args.allow_plugin_dirs)
+        try:
+            check = check_file(path, args.plugins, allow_plugin_dirs=args.allow_plugin_dirs)
+        except ConfigError as exc:
+            errors += each_error(exc)
+            continue
         print(f"{path}: {check.line()}")
+    if errors:
+        raise one_error(errors)
     return 0
 
 

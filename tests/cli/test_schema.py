@@ -212,6 +212,20 @@ def test_a_file_with_three_mistakes_gets_three_errors_in_one_run(tmp_path, capsy
         "vehicle.resistance.curve"}
 
 
+def test_validate_checks_every_file_named_and_reports_the_errors_of_each(
+        tmp_path, capsys) -> None:
+    bad = tmp_path / "car.toml"
+    bad.write_text(THREE_MISTAKES)
+    worse = tmp_path / "other.toml"
+    worse.write_text("[vehicle]\nlength = \"14 m\"\n")
+    good = Path(__file__).parents[2] / "configs" / "vehicles" / "freight_car_4axle.toml"
+    assert main(["validate", str(bad), str(good), str(worse)]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith(f"{good}: ok")  # the good file between the bad ones is checked
+    files = [line.removeprefix("rrs: error: ").split(": ")[0] for line in err.splitlines()]
+    assert files[:3] == [str(bad)] * 3 and set(files[3:]) == {str(worse)}
+
+
 def test_errors_in_several_entries_and_included_files_are_all_reported(tmp_path) -> None:
     (tmp_path / "car.toml").write_text(THREE_MISTAKES)
     (tmp_path / "train.toml").write_text(
