@@ -36,6 +36,7 @@ from ..model.errors import (
 from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
 from ..yard.yard import YardScenario
+from . import report
 
 
 class ProgressBar:
@@ -85,6 +86,7 @@ class CompileNotice:
 
 
 def _drive(args: argparse.Namespace) -> int:
+    report.check_first(args)
     # rrscore.api decides which engine runs the file: the command line's changes first
     scenario = load_drive(args.scenario, plugin_dirs=args.plugins,
                           adjust=lambda loaded: _overrides(loaded, args),
@@ -113,6 +115,7 @@ def _drive(args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
+    report.after_run(args)
     return _ended(s)
 
 
@@ -145,6 +148,7 @@ def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
+    report.after_run(args)
     return _ended(s)
 
 
@@ -185,6 +189,8 @@ def _value(text: str) -> object:
 
 def _sweep(args: argparse.Namespace) -> int:
     from ..run.sweep import MAX_WORKERS, Sweep, parse_values
+
+    report.check_first(args)
 
     params: dict[str, list] = {}
     for text in args.param:
@@ -233,6 +239,7 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"  ... and {result.failures - 5} more (column error of sweep.csv)")
     print(f"table in {args.out}/sweep.csv and sweep.json"
           + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
+    report.after_run(args)
     if result.interrupted:  # (SIGTERM exits as SIGTERM, 143; Ctrl-C as SIGINT, 130)
         raise result.interruption or KeyboardInterrupt()
     return 0
@@ -534,6 +541,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wall-limit", type=float, metavar="SECONDS",
                    help="stop the drive after this much wall-clock time (stop_reason "
                         "wall_limit); outputs are kept")
+    report.add_flag(p)
     plugin_opt(p)
     p.set_defaults(func=_drive, drives=True)
 
@@ -560,6 +568,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-runs", action="store_true",
                    help="also write each case's outputs to OUT/runs/case_NNNN")
     p.add_argument("--out", required=True, help="output directory")
+    report.add_flag(p)
     plugin_opt(p)
     p.set_defaults(func=_sweep, drives=True)
 
@@ -603,6 +612,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "front on the route's kilometre posts)")
     p.add_argument("--out", default="compare.png", help="image file to write")
     p.set_defaults(func=_plot)
+    report.add_command(command)
 
     p = command("new", "write a new plugin package (vehicle or coupler) to start from",
                 "rrs new vehicle my_loco")

@@ -1,0 +1,218 @@
+"""report.html (rrscore.report): the data embedded in the page are the run's own CSVs (in
+the units the page shows, by the factors stated here), for a drive, a sweep and a yard;
+the page fetches nothing; it is written whole; missing or partial outputs give a report
+of what exists, or one clear error."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CONFIGS
+
+import rrscore
+from rrscore.model.errors import RrsError
+from rrscore.report import page
+from rrscore.report.page import write_report
+from rrscore.run.sweep import Sweep
+
+from .reportdoc import sources
+
+# Level, then 150 m at +5 ‰, then 2 km at -3 ‰ on a 600 m curve limited to 70 km/h: the
+# train's front (50 air-braked cars behind it) crosses two changes of grade in its 20 s.
+ELEMENTS = [{"length": "1.95 km", "speed_limit": "90 km/h"},
+            {"length": "150 m", "grade": "5 permille", "speed_limit": "90 km/h"},
+            {"length": "2 km", "grade": "-3 permille", "radius": "600 m",
+             "speed_limit": "70 km/h"},
+            {"length": "26 km"}]
+
+
+def read_csv(path: Path) -> dict[str, list[str]]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    return {name: [r[k] for r in rows[1:]] for k, name in enumerate(rows[0])}
+
+
+def numbers(column: list[str]) -> np.ndarray:
+    return np.array([float(c) if c else math.nan for c in column])
+
+
+@pytest.fixture(scope="module")
+def drive_dir(tmp_path_factory) -> Path:
+    """A drive of the shipped 50-car service-brake scenario on a route whose kilometre
+    posts start at km 10."""
+    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "brake_service_80.toml")
+    scenario = scenario.with_values({"stop.max_time": "20 s", "start.position": "1.9 km",
+                                     "route.start_chainage": "10 km",
+                                     "route.elements": ELEMENTS})
+    out = tmp_path_factory.mktemp("drive") / "out"
+    rrscore.drive(scenario, out)
+    write_report(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def drive_sources(drive_dir: Path) -> dict:
+    return sources((drive_dir / "report.html").read_text(encoding="utf-8"))
+
+
+def test_a_drives_report_embeds_its_time_series_in_the_units_shown(drive_dir, drive_sources):
+    csv_ = {k: numbers(v) for k, v in read_csv(drive_dir / "timeseries.csv").items()}
+    ts = drive_sources["timeseries"]
+    assert len(csv_["time_s"]) > 30
+    np.testing.assert_array_equal(ts["time_s"], csv_["time_s"])
+    np.testing.assert_array_equal(ts["speed_kmh"], csv_["speed_mps"] * 3.6)
+    np.testing.assert_array_equal(ts["traction_kN"], csv_["traction_force_N"] / 1e3)
+    # route km: the front's position on the route's own kilometre posts, from km 10
+    np.testing.assert_allclose(ts["km"], 10.0 + csv_["front_m"] / 1e3, rtol=0, atol=1e-12)
+    limit = csv_["speed_limit_mps"]
+    np.testing.assert_array_equal(ts["limit_kmh"], np.where(np.isfinite(limit), limit * 3.6,
+                                                            np.nan))
+    assert np.nanmin(ts["limit_kmh"]) == pytest.approx(70.0)  # the curve's limit reached
+    for v in (0, 1, 25, 50):  # every recorded pressure (kPa) and brake force (kN)
+        for name in ("brake_pipe", "brake_cylinder"):
+            np.testing.assert_array_equal(ts[f"v{v}_{name}_kPa"], csv_[f"v{v}_{name}_Pa"] / 1e3)
+        np.testing.assert_array_equal(ts[f"v{v}_air_brake_force_kN"],
+                                      csv_[f"v{v}_air_brake_force_N"] / 1e3)
+    assert ts["v0_brake_pipe_kPa"].min() < 400.0 < ts["v0_brake_pipe_kPa"].max()
+
+
+def test_a_drives_report_embeds_every_couplings_force_as_its_map(drive_dir, drive_sources):
+    forces = read_csv(drive_dir / "coupler_forces.csv")
+    expected = np.vstack([numbers(forces[f"c{j}_force_N"]) / 1e3 for j in range(50)])
+    (image,) = drive_sources["coupler_forces"]["image"]
+    assert image.shape == (50, len(forces["time_s"]))
+    np.testing.assert_array_equal(image, expected)
+
+
+def test_a_drives_report_draws_the_routes_profile_under_its_km_posts(drive_sources):
+    p = drive_sources["profile"]
+    km, grade, curvature = p["km"], p["grade_permille"], p["curvature_per_km"]
+    assert km.min() < 11.95 < 12.1 < km.max()  # crosses both changes of grade
+    # (each change is drawn as a step: samples 1 µm either side; 1 mm around it left out)
+    level, up, down = km < 11.95 - 1e-6, (km > 11.95 + 1e-6) & (km < 12.1 - 1e-6), \
+        km > 12.1 + 1e-6
+    np.testing.assert_allclose(grade[level], 0.0, atol=1e-9)
+    np.testing.assert_allclose(grade[up], 5.0, rtol=1e-9)
+    np.testing.assert_allclose(grade[down], -3.0, rtol=1e-9)
+    np.testing.assert_allclose(curvature[down], 1000.0 / 600.0, rtol=1e-9)
+    np.testing.assert_allclose(curvature[level | up], 0.0, atol=1e-12)
+    assert level.sum() > 10 and up.sum() > 10 and down.sum() > 10
+
+
+def test_a_drives_report_tabulates_its_events_and_summary(drive_dir, drive_sources):
+    events = read_csv(drive_dir / "events.csv")
+    table = drive_sources["events"]
+    assert len(events["time_s"]) >= 2  # the driver's two brake-valve moves at least
+    assert table["time_s"] == [float(t) for t in events["time_s"]]
+    assert table["event"] == events["event"]
+    assert table["detail"] == events["detail"]
+    summary = json.loads((drive_dir / "summary.json").read_text())
+    shown = dict(zip(drive_sources["summary"]["figure"], drive_sources["summary"]["value"],
+                     strict=True))
+    assert float(shown["sim_time_s"]) == pytest.approx(summary["sim_time_s"], rel=1e-5)
+    assert shown["stop_reason"] == summary["stop_reason"]
+    assert drive_sources["couplings"]["coupling"] == [str(c["coupling"])
+                                                      for c in summary["couplings"]]
+
+
+def test_the_report_fetches_nothing_from_the_network(drive_dir):
+    html = (drive_dir / "report.html").read_text(encoding="utf-8")
+    tags = re.findall(r"<(?:script|link|img|iframe)\b[^>]*>", html, re.I)
+    assert tags  # BokehJS is inline: <script> tags without a source
+    remote = [t for t in tags if re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""",
+                                           t, re.I)]
+    assert remote == []
+    assert len(html) > 500_000  # BokehJS itself is in the file
+
+
+def test_a_report_is_written_whole_or_not_at_all(drive_dir, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    shutil.copytree(drive_dir, out)
+    (out / "report.html").write_text("the earlier report")
+    import bokeh.embed
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(bokeh.embed, "file_html", fail)
+    with pytest.raises(OSError):
+        write_report(out)
+    assert (out / "report.html").read_text() == "the earlier report"
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_interrupted_drives_report_shows_the_whole_rows_written(drive_dir, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    lines = (drive_dir / "timeseries.csv").read_text().splitlines(keepends=True)
+    # as if killed after 10 rows, the 11th torn; no summary, no coupler forces yet
+    (out / "timeseries.csv").write_text("".join(lines[:11]) + lines[11][:20])
+    shutil.copy(drive_dir / "scenario.resolved.toml", out)
+    html = write_report(out).read_text(encoding="utf-8")
+    ts = sources(html)["timeseries"]
+    expected = [float(line.split(",")[0]) for line in lines[1:11]]
+    np.testing.assert_array_equal(ts["time_s"], expected)
+    assert "The drive did not end" in html
+    assert "coupler_forces" not in sources(html)
+
+
+def test_a_directory_with_nothing_usable_is_one_clear_error(tmp_path):
+    (tmp_path / "timeseries.csv").write_text("time_s,position_m,speed_mps\n")
+    with pytest.raises(RrsError, match="nothing to report: timeseries.csv has no rows"):
+        write_report(tmp_path)
+    assert not (tmp_path / "report.html").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RrsError, match="nothing to report: found none of"):
+        write_report(empty)
+
+
+def test_without_bokeh_the_error_names_the_extra(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "bokeh", None)  # import bokeh raises ImportError
+    with pytest.raises(RrsError, match=r"install the report extra: pip install "
+                                       r"'rrscore\[report\]'"):
+        write_report(tmp_path)
+
+
+def test_a_sweeps_report_embeds_its_cases(tmp_path):
+    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
+    params = {"start.speed": [0, "20 km/h", "40 km/h"], "stop.max_time": [5, 10]}
+    Sweep(scenario, params).run(tmp_path, 1)
+    html = write_report(tmp_path).read_text(encoding="utf-8")
+    got = sources(html)["sweep"]
+    table = read_csv(tmp_path / "sweep.csv")
+    assert len(table["case"]) == 6
+    for column in ("case", "start.speed_si", "stop.max_time_si", "sim_time_s", "distance_m",
+                   "max_speed_mps"):
+        np.testing.assert_array_equal(got[column], numbers(table[column]))
+    assert got["start.speed"] == table["start.speed"]
+    np.testing.assert_allclose(got["start.speed_si"], [0, 0, 20 / 3.6, 20 / 3.6, 40 / 3.6,
+                                                       40 / 3.6], rtol=1e-12)
+    assert sources(html)["cases"]["stop_reason"] == table["stop_reason"]
+
+
+def test_a_yards_report_embeds_every_cuts_path_and_speed(tmp_path):
+    out = tmp_path / "yard"
+    rrscore.drive(CONFIGS / "yards" / "buffer_stop.toml", out)
+    html = write_report(out).read_text(encoding="utf-8")
+    assert page.kind_of(out) == "yard"
+    cuts = sources(html)["cuts"]
+    table = read_csv(out / "positions.csv")
+    names = list(dict.fromkeys(table["cut"]))
+    assert cuts["cut"] == names
+    assert len(set(cuts["colour"])) == len(names)
+    for k, name in enumerate(names):
+        rows = [i for i, c in enumerate(table["cut"]) if c == name]
+        for column in ("time_s", "speed_mps", "x_m", "y_m"):
+            np.testing.assert_array_equal(cuts[column][k],
+                                          numbers([table[column][i] for i in rows]))
+    events = read_csv(out / "events.csv")
+    assert sources(html)["events"]["kind"] == events["kind"]
