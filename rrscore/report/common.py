@@ -160,7 +160,7 @@ def events_table(events: Table) -> tuple[Any, str]:
         col = events[k]
         cols[k] = [_cell(v) for v in col[:n]]
     note = f"{events.rows} events" + (f", the first {n} shown" if n < events.rows else "")
-    return data_table(cols, "events"), note
+    return data_table(cols, "events", height=min(40 + 25 * n, 400)), note
 
 
 def _cell(value: Any) -> Any:

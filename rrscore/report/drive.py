@@ -160,7 +160,7 @@ def drive_parts(out_dir: Path) -> tuple[list[Any], str]:
                                 tools="pan,xwheel_zoom,box_zoom,reset,save")
         time_range = force.x_range
         names = ["traction_kN"] + [c[:-2] + "_kN" for c in brake_force_columns(series)]
-        palette = [ORANGE] + _colours(len(names) - 1)
+        palette = [ORANGE] + [c for c in _colours(len(names)) if c != ORANGE][:len(names) - 1]
         for name, colour in zip(names, palette, strict=True):
             force.line("time_s", name, source=source, color=colour,
                        legend_label=name.removesuffix("_kN").replace("_", " "))
@@ -175,7 +175,11 @@ def drive_parts(out_dir: Path) -> tuple[list[Any], str]:
                                    x_range=time_range, x_axis_label="time (s)",
                                    y_axis_label="pressure (kPa, gauge)",
                                    tools="pan,xwheel_zoom,box_zoom,reset,save")
-            for name, colour in zip(pressures, _colours(len(pressures)), strict=True):
+            # a colour per vehicle: its pipe solid, its cylinder dashed
+            owners = list(dict.fromkeys(_owner(n) for n in pressures))
+            colour_of = dict(zip(owners, _colours(len(owners)), strict=True))
+            for name in pressures:
+                colour = colour_of[_owner(name)]
                 pres.line("time_s", name, source=source, color=colour,
                           line_dash="solid" if "pipe" in name else "dashed",
                           legend_label=name.removesuffix("_kPa").replace("_", " "))
@@ -221,6 +225,12 @@ def coupler_parts(forces: Table, time_range: Any) -> list[Any]:
     fig.add_layout(models.ColorBar(color_mapper=mapper, title="force (kN), tension +"),
                    "right")
     return [heading("Coupler forces over time and along the train"), fig]
+
+
+def _owner(column: str) -> str:
+    """The vehicle a recorded signal belongs to (``v3`` of ``v3_brake_pipe_kPa``)."""
+    head = column.split("_", 1)[0]
+    return head if head[:1] == "v" and head[1:].isdigit() else ""
 
 
 def diverging_palette() -> list[str]:

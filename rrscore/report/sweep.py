@@ -82,7 +82,8 @@ def sweep_parts(out_dir: Path) -> tuple[list[Any], str]:
             for p in numeric:
                 fig = plotting.figure(height=220, width=320, x_axis_label=f"{p} (SI)",
                                       y_axis_label=f, tools="pan,wheel_zoom,box_zoom,reset,save")
-                fig.scatter(f"{p}_si", f, source=source, size=7, color="#1f77b4", alpha=0.7)
+                fig.scatter(f"{p}_si", f, source=source, size=8, color="#1f77b4",
+                            fill_alpha=0.5)
                 fig.add_tools(models.HoverTool(tooltips=[("case", "@case{0}")]
                                                + [(q, f"@{{{q}}}") for q in params]
                                                + [(f, f"@{{{f}}}{{0.[000]}}")]))

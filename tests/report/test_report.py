@@ -15,23 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CONFIGS
 
-import rrscore
 from rrscore.model.errors import RrsError
 from rrscore.report import page
 from rrscore.report.page import write_report
-from rrscore.run.sweep import Sweep
 
 from .reportdoc import sources
-
-# Level, then 150 m at +5 ‰, then 2 km at -3 ‰ on a 600 m curve limited to 70 km/h: the
-# train's front (50 air-braked cars behind it) crosses two changes of grade in its 20 s.
-ELEMENTS = [{"length": "1.95 km", "speed_limit": "90 km/h"},
-            {"length": "150 m", "grade": "5 permille", "speed_limit": "90 km/h"},
-            {"length": "2 km", "grade": "-3 permille", "radius": "600 m",
-             "speed_limit": "70 km/h"},
-            {"length": "26 km"}]
 
 
 def read_csv(path: Path) -> dict[str, list[str]]:
@@ -42,20 +31,6 @@ def read_csv(path: Path) -> dict[str, list[str]]:
 
 def numbers(column: list[str]) -> np.ndarray:
     return np.array([float(c) if c else math.nan for c in column])
-
-
-@pytest.fixture(scope="module")
-def drive_dir(tmp_path_factory) -> Path:
-    """A drive of the shipped 50-car service-brake scenario on a route whose kilometre
-    posts start at km 10."""
-    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "brake_service_80.toml")
-    scenario = scenario.with_values({"stop.max_time": "20 s", "start.position": "1.9 km",
-                                     "route.start_chainage": "10 km",
-                                     "route.elements": ELEMENTS})
-    out = tmp_path_factory.mktemp("drive") / "out"
-    rrscore.drive(scenario, out)
-    write_report(out)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -182,13 +157,10 @@ def test_without_bokeh_the_error_names_the_extra(tmp_path, monkeypatch):
         write_report(tmp_path)
 
 
-def test_a_sweeps_report_embeds_its_cases(tmp_path):
-    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
-    params = {"start.speed": [0, "20 km/h", "40 km/h"], "stop.max_time": [5, 10]}
-    Sweep(scenario, params).run(tmp_path, 1)
-    html = write_report(tmp_path).read_text(encoding="utf-8")
+def test_a_sweeps_report_embeds_its_cases(sweep_dir):
+    html = (sweep_dir / "report.html").read_text(encoding="utf-8")
     got = sources(html)["sweep"]
-    table = read_csv(tmp_path / "sweep.csv")
+    table = read_csv(sweep_dir / "sweep.csv")
     assert len(table["case"]) == 6
     for column in ("case", "start.speed_si", "stop.max_time_si", "sim_time_s", "distance_m",
                    "max_speed_mps"):
@@ -199,10 +171,9 @@ def test_a_sweeps_report_embeds_its_cases(tmp_path):
     assert sources(html)["cases"]["stop_reason"] == table["stop_reason"]
 
 
-def test_a_yards_report_embeds_every_cuts_path_and_speed(tmp_path):
-    out = tmp_path / "yard"
-    rrscore.drive(CONFIGS / "yards" / "buffer_stop.toml", out)
-    html = write_report(out).read_text(encoding="utf-8")
+def test_a_yards_report_embeds_every_cuts_path_and_speed(yard_dir):
+    out = yard_dir
+    html = (out / "report.html").read_text(encoding="utf-8")
     assert page.kind_of(out) == "yard"
     cuts = sources(html)["cuts"]
     table = read_csv(out / "positions.csv")
