@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +43,10 @@ def bokeh() -> Any:
 class Table:
     """A CSV a run wrote, read as it stands: the header and the whole rows (a row of
     another length, such as one cut short, is left out). Columns whose every cell is a
-    number (or empty) are float arrays, the others lists of text."""
+    number (or empty) are float arrays, the others lists of text; :attr:`text` keeps the
+    cells as written of the columns named in ``keep_text``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keep_text: Collection[str] = ()) -> None:
         self.path = path
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
@@ -53,8 +54,11 @@ class Table:
             rows = [r for r in reader if len(r) == len(self.header)]
         self.rows = len(rows)
         self.columns: dict[str, Any] = {}
+        self.text: dict[str, list[str]] = {}
         for k, name in enumerate(self.header):
             cells = [r[k] for r in rows]
+            if name in keep_text:
+                self.text[name] = cells
             try:
                 self.columns[name] = np.array([float(c) if c else math.nan for c in cells],
                                               dtype=float)
@@ -68,11 +72,19 @@ class Table:
         return self.columns[name]
 
 
-def read_table(path: Path) -> Table | None:
+def header_of(path: Path) -> list[str]:
+    """The first row of the CSV at ``path`` (none where it is absent)."""
+    if not path.is_file():
+        return []
+    with open(path, newline="", encoding="utf-8") as fh:
+        return next(csv.reader(fh), [])
+
+
+def read_table(path: Path, keep_text: Collection[str] = ()) -> Table | None:
     """The CSV at ``path``, or None where it is absent or has no row."""
     if not path.is_file():
         return None
-    table = Table(path)
+    table = Table(path, keep_text)
     return table if table.rows else None
 
 
@@ -86,12 +98,14 @@ def read_json(path: Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
-def thinned(n: int) -> np.ndarray:
-    """The indices of the rows embedded of ``n``: all of them up to :data:`MAX_ROWS`,
-    else every k-th and the last."""
-    if n <= MAX_ROWS:
+def thinned(n: int, most: int | None = None) -> np.ndarray:
+    """The indices of the rows embedded of ``n``: all of them up to ``most`` (default
+    :data:`MAX_ROWS`), else every k-th (the least k that keeps at most ``most``) and the
+    last."""
+    most = MAX_ROWS if most is None else most
+    if n <= most:
         return np.arange(n)
-    step = math.ceil(n / MAX_ROWS)
+    step = math.ceil(n / (most - 1))
     return np.unique(np.concatenate([np.arange(0, n, step), [n - 1]]))
 
 

@@ -89,7 +89,8 @@ def coupler_image(forces: Table) -> dict[str, Any]:
     t = forces["time_s"][rows]
     image = np.vstack([forces[c][rows] / 1e3 for c in cols])
     dt = float((t[-1] - t[0]) / (t.size - 1)) if t.size > 1 else 1.0
-    limit = float(np.nanmax(np.abs(image))) if image.size else 0.0
+    finite = np.abs(image[np.isfinite(image)])
+    limit = float(finite.max()) if finite.size else 0.0
     return {"image": image, "t0": float(t[0]), "dt": dt or 1.0, "limit": max(limit, 1e-9),
             "couplings": len(cols)}
 

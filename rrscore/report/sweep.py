@@ -14,6 +14,7 @@ from .common import (
     Table,
     bokeh,
     data_table,
+    header_of,
     heading,
     note,
     read_json,
@@ -40,8 +41,8 @@ def sweep_axes(table: Table, meta: dict | None) -> tuple[list[str], list[str]]:
 
 def sweep_columns(table: Table, params: list[str], figures: list[str]) -> dict[str, Any]:
     """What the report embeds of ``sweep.csv``: ``case``, each parameter's SI value
-    (``KEY_si``) and as written (``KEY``), and each figure; the cases that failed (an
-    ``error``) are left out."""
+    (``KEY_si``; a text where the value is one, such as a solver's name) and as written
+    (``KEY``), and each figure; the cases that failed (an ``error``) are left out."""
     ok = np.array([not e for e in table["error"]], dtype=bool) if "error" in table \
         and not isinstance(table["error"], np.ndarray) else np.ones(table.rows, dtype=bool)
     rows = np.flatnonzero(ok)[thinned(int(ok.sum()))]
@@ -50,9 +51,7 @@ def sweep_columns(table: Table, params: list[str], figures: list[str]) -> dict[s
     for p in params:
         si = table[f"{p}_si"]
         cols[f"{p}_si"] = si[rows] if isinstance(si, np.ndarray) else [si[i] for i in rows]
-        raw = table[p]
-        cols[p] = [str(raw[i]) if not isinstance(raw, np.ndarray) else f"{raw[i]:g}"
-                   for i in rows]
+        cols[p] = [table.text[p][i] for i in rows]
     for f in figures:
         cols[f] = table[f][rows]
     return cols
@@ -62,8 +61,9 @@ def sweep_parts(out_dir: Path) -> tuple[list[Any], str]:
     """The report's parts for a sweep's output directory, and its title."""
     bk = bokeh()
     models, plotting, layouts = bk.models, bk.plotting, bk.layouts
-    table = read_table(out_dir / "sweep.csv")
     meta = read_json(out_dir / "sweep.json")
+    path = out_dir / "sweep.csv"
+    table = read_table(path, keep_text=header_of(path))  # every value as written
     if table is None:
         raise RrsError(f"{out_dir}: nothing to report: sweep.csv is absent or has no case")
     title = f"sweep of {meta.get('scenario', out_dir.name)}" if meta else f"sweep {out_dir.name}"
@@ -73,15 +73,18 @@ def sweep_parts(out_dir: Path) -> tuple[list[Any], str]:
     parts: list[Any] = [heading(title, 1),
                         note(f"{table.rows} cases in sweep.csv, {n} ran without error"
                              + ("" if meta else "; no sweep.json (the sweep did not end)"))]
-    numeric = [p for p in params if isinstance(cols[f"{p}_si"], np.ndarray)]
-    if n and numeric and figures:
+    if n and params and figures:
         source = models.ColumnDataSource(cols, name="sweep")
         grid = []
         for f in figures:
             row = []
-            for p in numeric:
+            for p in params:
+                x = cols[f"{p}_si"]
+                # a text parameter (a solver, a driver mode): its values as categories
+                span = {} if isinstance(x, np.ndarray) else {"x_range": list(dict.fromkeys(x))}
                 fig = plotting.figure(height=220, width=320, x_axis_label=f"{p} (SI)",
-                                      y_axis_label=f, tools="pan,wheel_zoom,box_zoom,reset,save")
+                                      y_axis_label=f, tools="pan,wheel_zoom,box_zoom,reset,save",
+                                      **span)
                 fig.scatter(f"{p}_si", f, source=source, size=8, color="#1f77b4",
                             fill_alpha=0.5)
                 fig.add_tools(models.HoverTool(tooltips=[("case", "@case{0}")]
@@ -92,10 +95,9 @@ def sweep_parts(out_dir: Path) -> tuple[list[Any], str]:
         parts += [heading("Summary figures against the swept parameters"),
                   layouts.gridplot(grid, toolbar_location="right")]
     else:
-        parts.append(note("Nothing to draw: no case ran, or no parameter is a number."))
+        parts.append(note("Nothing to draw: no case ran."))
     shown = min(table.rows, MAX_TABLE_ROWS)
-    raw = {k: [v if isinstance(v, str) else ("" if np.isnan(v) else float(v))
-               for v in table[k][:shown]] for k in table.header}
+    raw = {k: table.text[k][:shown] for k in table.header}
     parts += [heading("Cases"), note(f"{shown} of {table.rows} rows of sweep.csv"),
               data_table(raw, "cases", height=min(40 + 25 * shown, 420))]
     return parts, title

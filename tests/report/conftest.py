@@ -37,9 +37,11 @@ def drive_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="package")
 def sweep_dir(tmp_path_factory) -> Path:
-    """A sweep of the level-line scenario over start speed and duration (6 cases)."""
+    """A sweep of the level-line scenario over start speed, duration and solver (12
+    cases; the solver's name a parameter that is not a number)."""
     scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
-    params = {"start.speed": [0, "20 km/h", "40 km/h"], "stop.max_time": [5, 10]}
+    params = {"start.speed": [0, "20 km/h", "40 km/h"], "stop.max_time": [5, 10],
+              "solver.method": ["rk45", "rk23"]}
     out = tmp_path_factory.mktemp("sweep")
     Sweep(scenario, params).run(out, 1)
     write_report(out)

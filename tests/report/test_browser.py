@@ -71,11 +71,11 @@ def test_a_drives_report_opens_offline_without_errors_and_shows_its_plots(
 
 def test_a_sweeps_report_opens_offline_without_errors_and_shows_its_plots(
         browser, sweep_dir, tmp_path):
-    # six figures against two parameters
-    rgb = opened(browser, sweep_dir / "report.html", plots=12, keep=tmp_path)
-    # the points' outlines: at least three points apart in each panel (cases with equal
+    # six figures against three parameters (the solver's name as categories)
+    rgb = opened(browser, sweep_dir / "report.html", plots=18, keep=tmp_path)
+    # the points' outlines: at least two points apart in each panel (cases with equal
     # figures overlap), some 15 px each
-    assert near(rgb, "#1f77b4") > 12 * 3 * 15
+    assert near(rgb, "#1f77b4") > 18 * 2 * 15
 
 
 def test_a_yards_report_opens_offline_without_errors_and_shows_its_plots(

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rrscore.model.errors import RrsError
 from rrscore.report import page
+from rrscore.report.common import thinned
 from rrscore.report.page import write_report
 
 from .reportdoc import sources
@@ -161,14 +164,17 @@ def test_a_sweeps_report_embeds_its_cases(sweep_dir):
     html = (sweep_dir / "report.html").read_text(encoding="utf-8")
     got = sources(html)["sweep"]
     table = read_csv(sweep_dir / "sweep.csv")
-    assert len(table["case"]) == 6
+    assert len(table["case"]) == 12
     for column in ("case", "start.speed_si", "stop.max_time_si", "sim_time_s", "distance_m",
                    "max_speed_mps"):
         np.testing.assert_array_equal(got[column], numbers(table[column]))
-    assert got["start.speed"] == table["start.speed"]
-    np.testing.assert_allclose(got["start.speed_si"], [0, 0, 20 / 3.6, 20 / 3.6, 40 / 3.6,
-                                                       40 / 3.6], rtol=1e-12)
-    assert sources(html)["cases"]["stop_reason"] == table["stop_reason"]
+    for key in ("start.speed", "stop.max_time", "solver.method"):  # as given
+        assert got[key] == table[key]
+    assert got["solver.method_si"] == table["solver.method"]  # a text: drawn as categories
+    kmh = {"0": 0.0, "20 km/h": 20.0, "40 km/h": 40.0}
+    np.testing.assert_allclose(got["start.speed_si"] * 3.6,
+                               [kmh[v] for v in table["start.speed"]], rtol=1e-12)
+    assert sources(html)["cases"] == table  # the table of cases: every cell as written
 
 
 def test_a_yards_report_embeds_every_cuts_path_and_speed(yard_dir):
@@ -187,3 +193,15 @@ def test_a_yards_report_embeds_every_cuts_path_and_speed(yard_dir):
                                           numbers([table[column][i] for i in rows]))
     events = read_csv(out / "events.csv")
     assert sources(html)["events"]["kind"] == events["kind"]
+
+
+@given(n=st.integers(0, 5000), most=st.integers(2, 400))
+def test_a_long_csv_is_thinned_evenly_keeping_its_first_and_last_rows(n, most):
+    rows = thinned(n, most)
+    if n <= most:
+        assert rows.tolist() == list(range(n))
+        return
+    assert rows[0] == 0 and rows[-1] == n - 1
+    assert len(rows) <= most
+    gaps = np.diff(rows)  # every k-th row (k >= 2), then the last: no gap over k
+    assert (gaps[:-1] == gaps[0]).all() and gaps[0] >= 2 and 1 <= gaps[-1] <= gaps[0]
