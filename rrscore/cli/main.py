@@ -86,7 +86,6 @@ class CompileNotice:
 
 
 def _drive(args: argparse.Namespace) -> int:
-    report.check_first(args)
     # rrscore.api decides which engine runs the file: the command line's changes first
     scenario = load_drive(args.scenario, plugin_dirs=args.plugins,
                           adjust=lambda loaded: _overrides(loaded, args),
@@ -115,7 +114,6 @@ def _drive(args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
-    report.after_run(args)
     return _ended(s)
 
 
@@ -148,7 +146,6 @@ def _run_yard(scenario: YardScenario, args: argparse.Namespace) -> int:
     files = sorted(p.name for p in result.out_dir.iterdir()
                    if p.is_file() and not p.name.startswith("."))
     print(f"outputs in {args.out}/: {', '.join(files)}")
-    report.after_run(args)
     return _ended(s)
 
 
@@ -189,8 +186,6 @@ def _value(text: str) -> object:
 
 def _sweep(args: argparse.Namespace) -> int:
     from ..run.sweep import MAX_WORKERS, Sweep, parse_values
-
-    report.check_first(args)
 
     params: dict[str, list] = {}
     for text in args.param:
@@ -239,7 +234,6 @@ def _sweep(args: argparse.Namespace) -> int:
         print(f"  ... and {result.failures - 5} more (column error of sweep.csv)")
     print(f"table in {args.out}/sweep.csv and sweep.json"
           + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
-    report.after_run(args)
     if result.interrupted:  # (SIGTERM exits as SIGTERM, 143; Ctrl-C as SIGINT, 130)
         raise result.interruption or KeyboardInterrupt()
     return 0
@@ -543,7 +537,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "wall_limit); outputs are kept")
     report.add_flag(p)
     plugin_opt(p)
-    p.set_defaults(func=_drive, drives=True)
+    p.set_defaults(func=report.with_report(_drive), drives=True)
 
     p = command("sweep", "run a scenario over a grid or list of parameter values, in "
                 "parallel, into one table of summary figures (sweep.csv, sweep.json); keys "
@@ -570,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory")
     report.add_flag(p)
     plugin_opt(p)
-    p.set_defaults(func=_sweep, drives=True)
+    p.set_defaults(func=report.with_report(_sweep), drives=True)
 
     p = command("validate", "check config files (scenario, yard, network, train, route, vehicle)",
                 "rrs validate configs/scenarios/freight_50.toml configs/vehicles/*.toml")

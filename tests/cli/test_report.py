@@ -3,7 +3,10 @@ a yard drive and a sweep, and their failures, each one line with its exit status
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +72,26 @@ def test_without_bokeh_report_is_refused_before_any_drive(tmp_path, capsys, monk
     assert not Path(out).exists()  # refused before the drive began
     assert main(["report", str(tmp_path)]) == 2
     assert "pip install 'rrscore[report]'" in capsys.readouterr().err
+
+
+def test_a_drive_interrupted_with_report_gets_the_report_of_what_it_wrote(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rrscore.cli.main", "drive",
+         str(CONFIGS / "scenarios" / "freight_50.toml"), "--out", str(out), "--report",
+         "--set", "output.sample_interval='0.05 s'"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    series = out / "timeseries.csv"
+    deadline = time.monotonic() + 240  # the first drive of an install compiles
+    while time.monotonic() < deadline and proc.poll() is None:
+        if series.is_file() and series.stat().st_size > 100_000:
+            break
+        time.sleep(0.1)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert stderr.splitlines()[-1] == "rrs: interrupted; results so far were kept (SIGINT)"
+    assert f"report in {out / 'report.html'}" in stdout.splitlines()
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "timeseries" in html
