@@ -31,6 +31,8 @@ from .common import (
     thinned,
 )
 
+#: The columns of ``timeseries.csv`` the plots of a drive need (every drive writes them).
+SERIES_NEEDS = ("time_s", "position_m", "speed_mps", "traction_force_N")
 #: Line colours (matplotlib's tab10, as speed.png uses).
 BLUE, ORANGE, GREEN, RED, PURPLE = "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"
 
@@ -50,14 +52,20 @@ def route_of(out_dir: Path) -> tuple[Route | None, str]:
         return None, f"{path.name}: its route cannot be read ({exc}): no profile"
 
 
-def series_columns(series: Table, route: Route | None) -> dict[str, np.ndarray]:
+def series_columns(series: Table, route: Route | None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray] | None]:
     """What the report embeds of ``timeseries.csv``, in the units it shows: ``time_s``,
     ``km`` (the front in route km), ``speed_kmh``, ``limit_kmh``, ``traction_kN``, each
     brake force ``<column>`` ending ``_N`` in kN as ``<column minus _N>_kN`` and each
-    pressure ending ``_Pa`` in kPa as ``<column minus _Pa>_kPa``."""
+    pressure ending ``_Pa`` in kPa as ``<column minus _Pa>_kPa``; and, with a route, its
+    profile over the stretch run (``km``, ``grade_permille``, ``curvature_per_km``), as
+    ``speed.png`` draws them (:func:`~rrscore.run.outputs.plots.speed_plot_data`)."""
     rows = thinned(series.rows)
     s = {k: v[rows] for k, v in series.columns.items() if isinstance(v, np.ndarray)}
     d = speed_plot_data(s, route)
+    profile = None if "profile_km" not in d else {
+        "km": d["profile_km"], "grade_permille": d["grade_permille"],
+        "curvature_per_km": d["curvature_per_km"]}
     cols = {"time_s": s["time_s"], "km": d["km"], "speed_kmh": d["speed_kmh"],
             "limit_kmh": d["limit_kmh"] if d["limit_kmh"] is not None
             else np.full(rows.size, np.nan), "traction_kN": d["traction_kN"]}
@@ -65,7 +73,7 @@ def series_columns(series: Table, route: Route | None) -> dict[str, np.ndarray]:
         cols[name[:-2] + "_kN"] = s[name] / 1e3
     for name in pressure_columns(series):
         cols[name[:-3] + "_kPa"] = s[name] / 1e3
-    return cols
+    return cols, profile
 
 
 def brake_force_columns(series: Table) -> list[str]:
@@ -115,9 +123,14 @@ def drive_parts(out_dir: Path) -> tuple[list[Any], str]:
                           + (". The drive did not end: the rows written so far are shown."
                              if summary is None else ".")))
     time_range = None
+    lacking = [c for c in SERIES_NEEDS if series is not None and c not in series]
+    if lacking:
+        parts.append(note(f"timeseries.csv has no {', '.join(lacking)} column: it is not "
+                          "shown (was it written by rrs drive?)"))
+        series = None
     if series is not None:
         route, why = route_of(out_dir)
-        cols = series_columns(series, route)
+        cols, profile_cols = series_columns(series, route)
         source = models.ColumnDataSource(cols, name="timeseries")
         xlabel = "route km (train front)" if route is not None else "position (km)"
         parts.append(heading("Speed and route profile"))
@@ -135,13 +148,8 @@ def drive_parts(out_dir: Path) -> tuple[list[Any], str]:
             ("limit", "@limit_kmh{0.0} km/h")], mode="vline"))
         legend_outside(speed)
         parts.append(speed)
-        if route is not None:
-            d = speed_plot_data({k: series[k][thinned(series.rows)] for k in
-                                 ("time_s", "position_m", "speed_mps", "traction_force_N")
-                                 + (("front_m",) if "front_m" in series else ())}, route)
-            profile = models.ColumnDataSource(
-                {"km": d["profile_km"], "grade_permille": d["grade_permille"],
-                 "curvature_per_km": d["curvature_per_km"]}, name="profile")
+        if profile_cols is not None:
+            profile = models.ColumnDataSource(profile_cols, name="profile")
             prof = plotting.figure(height=HEIGHT * 2 // 3, width=WIDTH,
                                    sizing_mode="stretch_width", x_range=speed.x_range,
                                    x_axis_label=xlabel, y_axis_label="gradient (‰)",

@@ -205,3 +205,10 @@ def test_a_long_csv_is_thinned_evenly_keeping_its_first_and_last_rows(n, most):
     assert len(rows) <= most
     gaps = np.diff(rows)  # every k-th row (k >= 2), then the last: no gap over k
     assert (gaps[:-1] == gaps[0]).all() and gaps[0] >= 2 and 1 <= gaps[-1] <= gaps[0]
+
+
+def test_a_time_series_without_a_drives_columns_is_named_not_drawn(tmp_path):
+    (tmp_path / "timeseries.csv").write_text("time_s,speed_mps\n0,1\n1,2\n")
+    html = write_report(tmp_path).read_text(encoding="utf-8")
+    assert "timeseries.csv has no position_m, traction_force_N column" in html
+    assert "timeseries" not in sources(html)
