@@ -33,7 +33,7 @@ from ..model.config import REQUIRED, Context, Param
 from ..model.couplers import CouplerModel
 from ..model.errors import RrsError
 from ..model.records import Record
-from ..model.vehicle import VehicleModel, record_rows
+from ..model.vehicle import VehicleModel, record_rows, record_tables
 
 #: The vehicle table of a vehicle exercised with default values (``rrs plugins --check``,
 #: the ``rrs_train`` fixture), for keys its caller does not name.
@@ -62,7 +62,8 @@ def vehicle_record(cls: type[VehicleModel], count: int = 1, axles: int = _AXLES)
     """An empty record of vehicle type ``cls`` for ``count`` vehicles of ``axles`` axles,
     laid out as a train lays out its records (:mod:`rrscore.model.train`)."""
     return Record(f"{cls.__name__}Record", count, record_rows(cls),
-                  [("q_a", axles + 1), ("q_r", axles + 1), ("adhesion", axles)],
+                  [("q_a", axles + 1), ("q_r", axles + 1), ("adhesion", axles),
+                   *((name, 1) for name in record_tables(cls))],
                   [("count", count), ("axles", axles)])
 
 

@@ -41,7 +41,7 @@ from .formulas import (
 )
 from .records import Record
 from .units import G
-from .vehicle import VEHICLE_SCHEMA, VehicleModel, control_of, record_rows
+from .vehicle import VEHICLE_SCHEMA, VehicleModel, control_of, record_rows, record_tables
 
 #: The most vehicles one train may have: longer than any train run, and small enough that a
 #: typo in ``count`` cannot exhaust memory before a drive starts.
@@ -290,13 +290,21 @@ def _record(cls: type[VehicleModel], vehicles: list[dict], params: SimpleNamespa
     """The record of a batch of ``cls`` (``vehicles``: their vehicle tables)."""
     n, k = len(vehicles), int(vehicles[0]["num_axis"])
     initial = {name: control_of(cls, name).initial for name in cls.controls}
+    # a list param is a table, a row per vehicle as wide as the longest list, NaN after
+    widths = {name: max([len(v or ()) for v in getattr(params, name)] + [1])
+              for name in record_tables(cls)}
     record = Record(f"{cls.__name__}Record", n, record_rows(cls),
-                    [("q_a", k + 1), ("q_r", k + 1), ("adhesion", k)],
+                    [("q_a", k + 1), ("q_r", k + 1), ("adhesion", k), *widths.items()],
                     [("count", n), ("axles", k)], initial)
     for name, spec in cls.params.items():
         if spec.kind in (float, int, bool):
             values = getattr(params, name)
             record.row(name)[:] = [np.nan if v is None else float(v) for v in values]
+    for name in widths:
+        table = record.row(name)
+        table[:] = np.nan
+        for i, values in enumerate(getattr(params, name)):
+            table[i, :len(values or ())] = values or ()
     record.row("mass")[:] = mass
     record.row("gravity")[:] = gravity
     record.row("wheel_radius")[:] = [v["wheel_diameter"] / 2.0 for v in vehicles]

@@ -207,6 +207,13 @@ def record_rows(cls: type[VehicleModel]) -> list[str]:
     return [*FRAMEWORK_ROWS, *numeric, *own, *(k for k in cls.signals if k not in own)]
 
 
+def record_tables(cls: type[VehicleModel]) -> list[str]:
+    """The params of ``cls`` with list values (tables, such as a curve's points), in
+    order: each is a table of the record, one row per vehicle, as wide as the longest
+    vehicle's list, the rest of a shorter row NaN (``veh.curve_speed[i, k]``)."""
+    return [k for k, p in cls.params.items() if p.kind is list]
+
+
 def check_vehicle_type(cls: type) -> None:
     """Raise TypeError if ``cls`` is not a usable vehicle plugin class."""
     if not (isinstance(cls, type) and issubclass(cls, VehicleModel)):
@@ -229,6 +236,11 @@ def check_vehicle_type(cls: type) -> None:
                 raise TypeError(f"{name}: {key!r} is both one of its {seen[key]} and one of "
                                 f"its {kind}")
             seen.setdefault(key, kind)
+    for key, p in cls.params.items():
+        numeric = p.unit is not None or p.item in (float, int)
+        if p.kind is list and not numeric:
+            raise TypeError(f"{name}: param {key!r} is a list of {p.item!r}, expected a list "
+                            "of numbers (a unit, or item=float) to lay out as a table")
     for key, c in cls.controls.items():
         if not isinstance(c, Control | str):
             raise TypeError(f"{name}: control {key!r} is {c!r}, expected an "

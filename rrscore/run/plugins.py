@@ -42,6 +42,7 @@ DEFAULT_PLUGINS = (
     "rrscore.vehicles.simple_loco",
     "rrscore.vehicles.freight_car",
     "rrscore.vehicles.level_loco",
+    "rrscore.vehicles.table_loco",
     "rrscore.plugins.couplers",
     "rrscore.engine.tableau",
     "rrscore.run.outputs.timeseries",
