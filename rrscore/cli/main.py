@@ -37,6 +37,7 @@ from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
 from ..yard.yard import YardScenario
 from . import report
+from .importcmd import add_import_command
 
 
 class ProgressBar:
@@ -614,6 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="type name, e.g. my_loco (lower case, digits, _)")
     p.add_argument("--dir", help="where to write it (default: ./rrs-NAME)")
     p.set_defaults(func=_new)
+
+    add_import_command(sub, command)
 
     p = sub.add_parser("sensors", help="sensor log (CSV) of simulated drives: sensor hits, "
                        "level commands, stops")

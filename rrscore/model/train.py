@@ -254,7 +254,9 @@ def resolve_train(train: dict[str, Any], registry: Any,
     for e_i, entry in enumerate(train["vehicles"]):
         if entry["coupling"] and not entry["coupling"].get("_checked"):
             ctx = source_context(train, "vehicles").child(e_i).child("coupling")
-            merged = {**default, **entry["coupling"]}
+            # (the default's own marks, "_params_checked", are not keys of the merged table)
+            merged = {**{k: v for k, v in default.items() if not k.startswith("_")},
+                      **entry["coupling"]}
             if "params" not in entry["coupling"] and merged["model"] != default["model"]:
                 merged["params"] = {}
             merged = validate(merged, COUPLING_SCHEMA, ctx)
