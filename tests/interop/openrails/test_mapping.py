@@ -29,14 +29,14 @@ def test_diesel_engine_in_utf16_maps_every_physics_token():
     assert veh["resistance"] == {"formula": "davis", "A": 2800.0, "B": 36.0, "C": 9.5,
                                  "starting": False}
     assert p["max_power"] == 2200 * 1000.0  # MaxPower ( 2200kW )
-    assert p["max_force"] == 400 * 1000.0  # MaxForce ( 400kN )
+    assert p["max_force"] == 350 * 1000.0  # MaxForce ( 350kN )
     assert p["brake_force"] == 300 * 1000.0  # MaxBrakeForce ( 300kN )
     assert p["dynamic_brake_force"] == 250 * 1000.0  # DynamicBrakesMaximumForce ( 250kN )
     assert p["dynamic_brake_min_speed"] == pytest.approx(5 / 3.6)  # ( 5km/h )
     # ORTSMaxTractiveForceCurves: notches 0, 0.5 and 1, points (m/s, N) as written
     assert p["curve_throttle"] == [0.0] * 2 + [0.5] * 5 + [1.0] * 9
     assert p["curve_speed"] == [0, 40, 0, 10, 20, 30, 40, 0, 5, 10, 15, 20, 25, 30, 35, 40]
-    assert p["curve_force"] == [0, 0, 200e3, 150e3, 60e3, 30e3, 0, 400e3, 380e3, 300e3,
+    assert p["curve_force"] == [0, 0, 200e3, 150e3, 60e3, 30e3, 0, 350e3, 300e3, 250e3,
                                 200e3, 150e3, 110e3, 80e3, 60e3, 0]
     assert p["dynamic_brake_curve_level"] == [0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     assert p["dynamic_brake_curve_speed"] == [0, 40, 0, 2, 5, 20, 40]
