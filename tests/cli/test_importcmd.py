@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rrscore import load_scenario
+from rrscore import load_scenario, validate_file
 from rrscore.cli.main import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "openrails"
@@ -38,6 +38,8 @@ def test_a_consist_writes_its_vehicles_and_a_train_that_loads(tmp_path, capsys):
     assert vehicles[-1]["orientation"] == "reversed"
     assert vehicles[1]["coupling"]["params"]["stiffness"] == 1.5e7  # the hopper's Coupling
     assert "coupling" not in vehicles[2]  # the tank wagon gives none: the train's default
+    for written_file in tmp_path.rglob("*.toml"):  # each a config rrs validate accepts
+        assert validate_file(written_file).startswith(("vehicle ", "train "))
     scenario = tmp_path / "s.toml"
     scenario.write_text(f'[scenario]\ntrain = "trains/rrs_freight.toml"\nroute = "{LEVEL}"\n'
                         '[scenario.start]\npoint = "start"\n[scenario.stop]\nmax_time = 1\n')

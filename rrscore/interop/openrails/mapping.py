@@ -75,7 +75,7 @@ class _Reader:
                                               f"at least {least}")
         out = [to_si(w, d, self.file, b.name) for w, d in zip(words, dims, strict=False)]
         text = " ".join(w.text for w in words[:len(dims)])
-        return out, f"{b.name} ( {text} ), line {b.line}"
+        return out, f"{b.name} ( {text} ), {where(b, self.file)}"
 
     def value(self, name: str, dim: str) -> tuple[float, str] | None:
         got = self.values(name, (dim,))
@@ -85,6 +85,12 @@ class _Reader:
         names = [i.name for i in self.section.items
                  if isinstance(i, Block) and i.name and i.name.lower() not in self.used]
         return [prefix + n for n in dict.fromkeys(names)]
+
+
+def where(block: Block, file: str) -> str:
+    """``line N`` of ``block``, with the name of the file it came from where an include
+    brought it in."""
+    return f"line {block.line}" + (f" of {Path(block.file).name}" if block.file != file else "")
 
 
 def _section(root: Block, name: str) -> Block | None:
@@ -307,7 +313,7 @@ def _coupling(w: _Reader, out: ImportedVehicle) -> None:
     used = {"spring"}
     params: dict[str, float] = {}
     result: dict[str, Any] = {"model": "spring_damper"}
-    where = []
+    found = []
     if spring is not None:
         for token, key, dim in (("Stiffness", "stiffness", "stiffness"),
                                 ("Damping", "damping", "davis_b"),
@@ -321,7 +327,7 @@ def _coupling(w: _Reader, out: ImportedVehicle) -> None:
                 raise StfError(w.file, b.line, f"{token}: found no value, expected "
                                                f"{'one or two values'}")
             value = to_si(words[0], dim, w.file, token)
-            where.append(f"{token} ( {words[0].text} ... ), line {b.line}")
+            found.append(f"{token} ( {words[0].text} ... ), {where(b, w.file)}")
             if key == "break_force":
                 result[key] = value
             else:
@@ -335,4 +341,4 @@ def _coupling(w: _Reader, out: ImportedVehicle) -> None:
     if params or "break_force" in result:
         result["params"] = params
         out.coupling = result
-        out.sources["coupling"] = "Coupling ( Spring ( " + "; ".join(where) + " ) )"
+        out.sources["coupling"] = "Coupling ( Spring ( " + "; ".join(found) + " ) )"

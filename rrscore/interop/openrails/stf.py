@@ -46,11 +46,13 @@ class StfError(ConfigError):
 
 @dataclass
 class Word:
-    """A word or quoted string of the file, and the line it is on."""
+    """A word or quoted string, the line it is on, and the file (an included one's name
+    where an include brought it in)."""
 
     text: str
     line: int
     quoted: bool = False
+    file: str = ""
 
 
 @dataclass
@@ -224,7 +226,7 @@ def parse_text(text: str, file: str, base: Path | None = None,
             _open(stack, block, file)
             k += 2
             continue
-        stack[-1].items.append(Word(word, line, quoted))
+        stack[-1].items.append(Word(word, line, quoted, file))
         k += 1
     if len(stack) > 1:
         opened = stack[-1]

@@ -77,6 +77,7 @@ def to_si(word: Word, dimension: str, file: str, token: str) -> float:
     a word that is not a finite number with one of that dimension's suffixes is a
     :class:`StfError` naming ``token``."""
     what, suffixes = DIMENSIONS[dimension]
+    file = word.file or file  # (a word an include brought in: that file's line)
     parsed = split_number(word.text)
     if parsed is None:
         raise StfError(file, word.line, f"{token}: found {word.text!r}, expected {what} "

@@ -147,3 +147,25 @@ def test_nothing_in_a_file_is_evaluated(tmp_path):
     with pytest.raises(StfError):
         to_si(word, "mass", "f.wag", "Mass")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("comment", ["#(Comment)", "# (Comment)", "Skip( ** comment ** )",
+                                     "Skip ( ** comment ** )", "comment ( a ( b ) c )"])
+def test_parenthetical_comments_can_go_anywhere_as_in_open_rails_own_test(comment):
+    # the cases of Open Rails' ParentheticalCommentsCanGoAnywhere, before and after a Light
+    for text in (f"Wagon( Lights( Light( 1 ) {comment} Light( 2 ) ) Sound( test.sms ) )",
+                 f"Wagon( Lights( Light( 1 ) Light( 2 ) {comment} ) Sound( test.sms ) )"):
+        wagon = parse_text(text, "f.wag").block("Wagon")
+        lights = wagon.block("Lights").blocks("Light")
+        assert [b.flat_words()[0].text for b in lights] == ["1", "2"]
+        assert wagon.block("Sound").flat_words()[0].text == "test.sms"
+
+
+def test_a_bad_value_in_an_included_file_names_that_file_and_its_line(tmp_path):
+    from rrscore.interop.openrails import read_vehicle
+
+    (tmp_path / "c.inc").write_text("Coupling (\n Spring (\n  r0 ( 5furlong ) ) )")
+    (tmp_path / "x.wag").write_text('Wagon ( Mass ( 1t ) Size ( 1 1 10 )\n include ( "c.inc" ) )')
+    with pytest.raises(StfError) as info:
+        read_vehicle(tmp_path / "x.wag")
+    assert str(info.value).startswith(f"{tmp_path / 'c.inc'}: line 3: r0: found '5furlong'")
