@@ -163,6 +163,8 @@ def test_rates_that_raise_name_the_plugin_the_vehicle_and_the_time():
     ({"controls": {"level": Control("", 0.0, 1.0, initial=2.0)}},
      "control 'level' starts at 2.0, outside its range 0.0 to 1.0"),
     ({"key_bindings": {"horn": "h"}}, "key_bindings names 'horn', which is not one of its keys"),
+    ({"params": {"names": Param(kind=list, item=str, default=[])}},
+     "param 'names' is a list of <class 'str'>, expected a list of numbers"),
 ])
 def test_a_vehicle_type_with_bad_declarations_is_refused(attrs, words):
     bad = type("Bad", (MotorLoco,), {"type_name": "bad", **attrs})

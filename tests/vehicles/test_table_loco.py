@@ -112,3 +112,24 @@ def test_imported_locomotive_settles_at_the_balancing_speed_of_its_curve_and_dav
     assert np.ptp(speed[-7:]) < 1e-4 * v_eq
     assert speed[-1] == pytest.approx(v_eq, rel=5e-3)  # the bound asked for
     assert speed[-1] == pytest.approx(v_eq, rel=1e-6)  # (it comes to 2e-14)
+
+
+def test_vehicles_with_lists_of_different_lengths_share_a_nan_padded_table():
+    def loco(speeds, forces):
+        return {"config": {"vehicle": {"type": "table_loco", "empty_mass": "80 t",
+                                       "length": "18 m", "num_axis": 4},
+                           "params": {"curve_throttle": [1.0] * len(speeds),
+                                      "curve_speed": speeds, "curve_force": forces}}}
+
+    sc = make_scenario([loco([0.0, 10.0], [100e3, 50e3]),
+                        loco([0.0, 10.0, 20.0, 30.0], [200e3, 150e3, 100e3, 80e3])])
+    (batch,) = sc.build_train().batches
+    veh = batch.record.view
+    assert veh.curve_speed.shape == (2, 4)  # as wide as the longer list
+    np.testing.assert_array_equal(veh.curve_speed[0, 2:], [np.nan, np.nan])
+    np.testing.assert_array_equal(veh.curve_force[1], [200e3, 150e3, 100e3, 80e3])
+    veh.throttle[:] = 1.0
+    veh.v[:] = 25.0
+    TableLoco.step(0.0, 0.05, veh)
+    # each its own curve: the first's last force beyond its end, the second's 90 kN
+    np.testing.assert_allclose(veh.traction_force_N, [50e3, 90e3], rtol=1e-12)
