@@ -198,3 +198,19 @@ def test_contact_is_acted_on_at_the_instant_the_faces_meet(speed):
     assert contact[0].value == pytest.approx(speed, rel=1e-9)
     # the faces met when the 0.5 m gap and half the 20 mm slack had closed at that speed
     assert contact[0].t == pytest.approx(0.51 / speed, rel=1e-6)
+
+
+def test_a_vehicle_entry_s_own_coupling_overrides_the_train_s_default():
+    # (the default's own mark of checked params was taken for a key of the merged table)
+    sc = make_scenario([{"config": car_config()},
+                        {"config": car_config(), "count": 2,
+                         "coupling": {"params": {"stiffness": "5 MN/m", "slack": "5 mm"},
+                                      "break_force": "1.2 MN"}}],
+                       coupling={"model": "spring_damper",
+                                 "params": {"stiffness": "20 MN/m", "slack": "11 mm"}})
+    couplings = sc.build_train().couplings
+    (model, idx), = couplings.groups
+    np.testing.assert_array_equal(idx, [0, 1])
+    np.testing.assert_allclose(model.p.stiffness, [5e6, 5e6])
+    np.testing.assert_allclose(model.p.slack, [0.005, 0.005])
+    np.testing.assert_allclose(couplings.break_force, [1.2e6, 1.2e6])
