@@ -140,7 +140,9 @@ class VehicleModel:
 
     * ``type_name``: the name vehicle configs use in ``vehicle.type``;
       ``description``: one line for ``rrs plugins``.
-    * ``params``: ``{name: Param}``, the ``[params]`` table of its configs, in SI units.
+    * ``params``: ``{name: Param}``, the ``[params]`` table of its configs, in SI units. A
+      list of numbers (``Param("m/s", [], kind=list)``) is a table: ``veh.NAME[i, k]``, a
+      row per vehicle, NaN after the end of a list shorter than the longest.
     * ``controls``: ``{name: Control}`` (or a doc string: unbounded, initially 0), set by
       the driver program, the cab and the built-in driver.
     * ``keys``: ``{name: doc}``; a key's value is 1 while it is held, else 0.

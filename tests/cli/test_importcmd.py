@@ -26,6 +26,7 @@ def test_a_consist_writes_its_vehicles_and_a_train_that_loads(tmp_path, capsys):
                        "vehicles/rrs_hopper.toml", "vehicles/rrs_tank.toml"]
     assert [ln for ln in out if ln.startswith("not mapped")] == [out[-1]]
     assert "Friction" in out[-1] and "ORTSFreightAnims" in out[-1]
+    assert "TrainCfg.MaxVelocity" in out[-1]  # the consist's own tokens as well
     train = tomllib.loads((tmp_path / "trains" / "rrs_freight.toml").read_text())["train"]
     vehicles = train["vehicles"]
     assert train["name"] == "RRS freight"

@@ -89,7 +89,7 @@ def read_consist(path: str | Path, trainset: str | Path | None = None
             continue
         kind = item.name.lower()
         if kind not in ("engine", "wagon"):
-            if kind not in ("name", "serial", "maxvelocity", "nextwagonuid", "durability"):
+            if kind != "name":
                 unmapped.append(f"TrainCfg.{item.name}")
             continue
         data = item.block(f"{item.name}Data") or item.block(f"{kind}data")
