@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...model.config import Context, validate
+from ...model.errors import ConfigError, each_error
+from ...model.vehicle import VEHICLE_SCHEMA
 from .stf import Block, StfError, Word, read_file
 from .units import split_number, to_si
 
@@ -153,12 +156,48 @@ def read_vehicle(path: str | Path) -> ImportedVehicle:
     if e is None and w.section.block("MaxBrakeForce") is not None:
         out.notes.append("MaxBrakeForce of a car: rrscore's air brake is built from "
                          "cylinders, rigging and shoes, which the file does not give")
+    _check(out, file)
     bst = wagon.block("BrakeSystemType")
     if bst is not None:
         words = " ".join(x.text for x in bst.flat_words())
         out.notes.append(f"BrakeSystemType ( {words} ): not mapped (rrscore's [vehicle.brake] "
                          "needs cylinder, reservoir and shoe data)")
     return out
+
+
+def _check(out: ImportedVehicle, file: str) -> None:
+    """Refuse, naming the token, a value rrscore's vehicle config would refuse (a mass of
+    0, a wheel 4 m across) or a negative one for a plugin's params (forces, powers)."""
+    try:
+        validate({"vehicle": out.vehicle, "params": {}}, VEHICLE_SCHEMA, Context(file))
+    except ConfigError as exc:
+        first = each_error(exc)[0]
+        key = first.key or ""
+        line, token = _line_of(out.sources.get(key, ""))
+        raise StfError(file, line, f"{token}gives {key} = {_shown(key, out)}, which rrscore "
+                                   f"refuses ({first.message})") from None
+    for key, value in out.params.items():
+        values = value if isinstance(value, list) else [value]
+        if any(v < 0 for v in values):
+            line, token = _line_of(out.sources.get(f"params.{key}", ""))
+            raise StfError(file, line, f"{token}gives params.{key} a negative value, "
+                                       "expected none")
+
+
+def _line_of(source: str) -> tuple[int | None, str]:
+    """The line of a source ("Mass ( 0t ), line 2") and its token's text ("Mass ( 0t ): ")."""
+    token, _, where = source.partition(", line ")
+    number = where.split(" ")[0]
+    if not number.isdigit() or " of " in where:  # (an included file's line: say which)
+        return None, f"{source}: " if source else ""
+    return int(number), f"{token}: "
+
+
+def _shown(key: str, out: ImportedVehicle) -> str:
+    node: Any = {"vehicle": out.vehicle}
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return f"{node:g}" if isinstance(node, int | float) else repr(node)
 
 
 def _axles(w: _Reader, e: _Reader | None, out: ImportedVehicle) -> None:

@@ -130,6 +130,13 @@ def test_tank_wagon_in_utf16_with_two_axles():
     ("Wagon ( Mass ( 1t ) Size ( 1 1 10 ) )\nEngine ( ORTSMaxTractiveForceCurves ( 1 (\n"
      " 10 100\n 5 50 ) ) )", 4, ["increasing"]),
     ("Engine ( MaxPower ( 1MW ) )", None, ["no 'Wagon"]),
+    # values rrscore's vehicle config or the plugin's params refuse, named by their token
+    ("Wagon ( x\n Mass ( 0t )\n Size ( 1 1 10 ) )", 2,
+     ["Mass ( 0t ): gives vehicle.empty_mass = 0", "> 0"]),
+    ("Wagon ( Mass ( 1t ) Size ( 1 1 10 )\n WheelRadius ( 3m ) )", 2,
+     ["WheelRadius ( 3m ): gives vehicle.wheel_diameter = 6", "<= 3"]),
+    ("Wagon ( Mass ( 1t ) Size ( 1 1 10 ) )\nEngine ( MaxForce ( -3kN ) )", 2,
+     ["MaxForce ( -3kN ): gives params.max_force a negative value"]),
 ])
 def test_unusable_tokens_are_one_line_naming_file_and_line(tmp_path, body, line, words):
     path = tmp_path / "bad.eng"
