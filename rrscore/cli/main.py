@@ -37,6 +37,7 @@ from ..run.drive import Drive, cost_warnings
 from ..run.plugins import load_registry
 from ..yard.yard import YardScenario
 from . import report
+from .formats import format_opt, format_value
 from .importcmd import add_import_command
 
 
@@ -161,6 +162,8 @@ def _overrides(scenario, args: argparse.Namespace):
         values["stop.max_time"] = _value(args.max_time)
     if args.solver is not None:
         values["solver.method"] = args.solver
+    if args.format is not None:
+        values.update(format_value(scenario, args.format))
     for item in args.set:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
@@ -213,6 +216,8 @@ def _sweep(args: argparse.Namespace) -> int:
                            "sim_time_s,max_speed_mps,energy.drive_J")
     scenario = load_scenario(args.scenario, plugin_dirs=args.plugins,
                              allow_plugin_dirs=args.allow_plugin_dirs)
+    if args.format is not None:
+        scenario = scenario.with_values(format_value(scenario, args.format))
     try:
         sweep = Sweep(scenario, params, "zip" if args.zip else "grid", columns)
     except ConfigError as exc:  # a key or value of --param (the scenario's own: as it is)
@@ -234,6 +239,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if result.failures > 5:
         print(f"  ... and {result.failures - 5} more (column error of sweep.csv)")
     print(f"table in {args.out}/sweep.csv and sweep.json"
+          + (", sweep.parquet" if scenario.config["output"]["format"] == "parquet" else "")
           + (f", each case's outputs in {args.out}/runs/" if args.save_runs else ""))
     if result.interrupted:  # (SIGTERM exits as SIGTERM, 143; Ctrl-C as SIGINT, 130)
         raise result.interruption or KeyboardInterrupt()
@@ -537,6 +543,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop the drive after this much wall-clock time (stop_reason "
                         "wall_limit); outputs are kept")
     report.add_flag(p)
+    format_opt(p)
     plugin_opt(p)
     p.set_defaults(func=report.with_report(_drive), drives=True)
 
@@ -564,6 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write each case's outputs to OUT/runs/case_NNNN")
     p.add_argument("--out", required=True, help="output directory")
     report.add_flag(p)
+    format_opt(p)
     plugin_opt(p)
     p.set_defaults(func=report.with_report(_sweep), drives=True)
 

@@ -29,6 +29,7 @@ from .lifecycle import LifecycleHooks
 from .recorder import Recorder
 from .run import Run
 from .scenario import Scenario, check_series_memory
+from .tables import Frames, coupler_force_columns, frames, optional
 
 Progress = Callable[[float, float, float], None]
 """Called as ``progress(fraction_done, t, lead_speed)`` as the drive goes on."""
@@ -36,14 +37,25 @@ Progress = Callable[[float, float, float], None]
 
 @dataclass
 class DriveResult:
-    """What a drive returns: the summary, the sampled time series, the events and where
-    files went."""
+    """What a drive returns: the summary, the sampled time series, the events, every
+    coupling's force at the samples (``coupler_forces``: None for one vehicle or with
+    ``output.coupler_forces = false``) and where files went. :meth:`to_pandas` gives the
+    tables as DataFrames."""
 
     summary: dict[str, Any]
     series: dict[str, np.ndarray]
     out_dir: Path | None = None
     events: list[Event] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Columns ``time_s``, ``c0_force_N``, ... as in ``coupler_forces.csv``.
+    coupler_forces: dict[str, np.ndarray] | None = None
+
+    def to_pandas(self) -> Frames:
+        """The time series, the events and the coupler forces as pandas DataFrames
+        (:class:`~rrscore.run.tables.Frames`: ``.timeseries``, ``.events``,
+        ``.coupler_forces``), columns named as in the CSVs, with their units
+        (``speed_mps``). Needs pandas (``pip install 'rrscore[analysis]'``)."""
+        return frames(self.series, self.events, self.coupler_forces)
 
 
 class Lifecycle:
@@ -166,13 +178,19 @@ class Drive(Lifecycle):
                         on_rows=self._on_rows, states=self._rows_read,
                         each_row=outside("rrs_sample"))
         self.columns = self.run_.columns
-        check_series_memory(scenario, len(self.columns))  # (the rows below are kept)
+        # every coupling's force at the samples, kept for the result where the scenario
+        # asks for that table (as for coupler_forces.csv)
+        couplings = self.run_.train.count - 1 \
+            if scenario.config["output"]["coupler_forces"] else 0
+        # (the rows below are kept, and the forces)
+        check_series_memory(scenario, len(self.columns) + (couplings + 1 if couplings else 0))
         self.events: list[Event] = []
         # the states at the rows being handed on (an array, one row each, or the function
         # that forms them: see sample_states), and the row rrs_sample has
         self._states: np.ndarray | Callable[[], np.ndarray] | None = None
         self._row = 0
         self._rows = Recorder(self.columns)
+        self._forces = Recorder(coupler_force_columns(couplings)) if couplings else None
 
     # parts of the run, for tests and scripts
     @property
@@ -231,6 +249,9 @@ class Drive(Lifecycle):
                         break
             else:
                 self._rows.record_many(rows)
+            if self._forces is not None:
+                self._forces.record_many(np.column_stack([t[:done],
+                                                          self.sample_coupler_forces()[:done]]))
             self._row = done - 1
             self._hooks.call("rrs_sample_rows", float(t[done - 1]), drive=self, t=t[:done],
                              rows=rows[:done])
@@ -244,10 +265,11 @@ class Drive(Lifecycle):
         self._hooks.call("rrs_event", event.t, drive=self, event=event)
 
     def _prepare(self) -> None:
+        if self.out_dir is not None and self.scenario.config["output"]["format"] == "parquet":
+            optional("pyarrow.parquet", "output.format = 'parquet'")  # before any file
         # the samples carry every coupling's force where they are written or a plugin
         # outside rrscore may read them (sample_coupler_forces)
-        self.run_.keep_sample_forces(self._rows_read or (
-            self.out_dir is not None and self.scenario.config["output"]["coupler_forces"]))
+        self.run_.keep_sample_forces(self._rows_read or self._forces is not None)
 
     def _advance(self, progress: Progress | None, chunk: float | None,
                  wall_limit: float | None, wall0: float) -> None:
@@ -289,7 +311,9 @@ class Drive(Lifecycle):
             except (RrsError, OSError):
                 pass  # the writer that failed fails again: the summary still follows
         result = DriveResult(run.summary(wall), self._rows.series(), self.out_dir,
-                             list(self.events))
+                             list(self.events),
+                             coupler_forces=None if self._forces is None
+                             else self._forces.series())
         self._hooks.call("rrs_drive_end", run.t, drive=self, result=result)
         return result
 

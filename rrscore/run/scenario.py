@@ -132,6 +132,10 @@ SCENARIO_SCHEMA = {
         "coupler_forces": Param(kind=bool, default=True,
                                 doc="write every coupling's force to coupler_forces.csv"),
         "plots": Param(kind=bool, default=True, doc="write speed.png and force_envelope.png"),
+        "format": Param(kind=str, default="csv", choices=("csv", "parquet"),
+                        doc="the tables' file format: 'csv' (written row by row) or "
+                            "'parquet' (whole at the drive's end; needs the analysis extra), "
+                            "a sweep's table too"),
     }),
 }
 """The ``[scenario]`` table."""

@@ -52,6 +52,7 @@ from .run import Run
 from .scenario import Scenario
 from .sweepcases import MAX_CASES, MODES, Cases
 from .sweepplot import plottable_figures, sweep_plot
+from .tables import csv_to_parquet, optional
 
 DEFAULT_COLUMNS = ("sim_time_s", "distance_m", "max_speed_mps", "final_speed_mps",
                    "max_coupler_tension_N", "max_coupler_compression_N", "stop_reason")
@@ -413,16 +414,18 @@ class Sweep:
             on_row: Callable[[dict[str, Any]], None] | None = None,
             keep_rows: bool | None = None) -> SweepResult:
         """Run every case and return the table in case order. ``workers`` local processes
-        (1: in this process; at most :data:`MAX_WORKERS`), or the Dask cluster
-        ``scheduler`` (an address such as ``tcp://10.0.0.5:8786`` or a
-        ``dask.distributed.Client``). With ``out``, writes ``sweep.csv`` (row by row, in
-        case order), ``sweep.json`` (the sweep's spec, counts and failures) and, unless the
-        scenario's ``output.plots`` is false, ``sweep.png`` (each figure against each
-        parameter, drawn at the end if not interrupted: :mod:`~rrscore.run.sweepplot`) there, and
-        with ``save_runs`` each case's outputs to ``out/runs/case_NNNN``. ``on_row`` is
-        called with each row as it is written. ``keep_rows`` keeps every row in memory
-        (:attr:`SweepResult.rows`); by default a sweep of at most :data:`ROWS_KEPT` cases
-        does. Ctrl-C or a signal stops the sweep at once and keeps the finished rows."""
+        (1: in this process; at most :data:`MAX_WORKERS`), or the Dask cluster ``scheduler``
+        (an address such as ``tcp://10.0.0.5:8786`` or a ``dask.distributed.Client``). With
+        ``out``, writes ``sweep.csv`` (row by row, in case order), ``sweep.json`` (the
+        sweep's spec, counts and failures), with the scenario's ``output.format =
+        "parquet"`` ``sweep.parquet`` (the same table, written at the end from
+        ``sweep.csv``, whole) and, unless the scenario's ``output.plots`` is false,
+        ``sweep.png`` (each figure against each parameter, drawn at the end if not
+        interrupted: :mod:`~rrscore.run.sweepplot`) there, and with ``save_runs`` each
+        case's outputs to ``out/runs/case_NNNN``. ``on_row`` is called with each row as it
+        is written. ``keep_rows`` keeps every row in memory (:attr:`SweepResult.rows`); by
+        default a sweep of at most :data:`ROWS_KEPT` cases does. Ctrl-C or a signal stops
+        the sweep at once and keeps the finished rows."""
         if isinstance(workers, bool) or not isinstance(workers, int) \
                 or not 1 <= workers <= MAX_WORKERS:
             raise RrsError(f"workers: found {workers!r}, expected a whole number from 1 to "
@@ -448,11 +451,17 @@ class Sweep:
         meta = {"scenario": self.scenario.file, "mode": self.mode,
                 "params": _plain(self.params), "cases": len(cases), "runner": runner}
         keep = len(cases) <= ROWS_KEPT if keep_rows is None else keep_rows
+        parquet = out_dir is not None and self.scenario.config["output"]["format"] == "parquet"
+        if parquet:
+            optional("pyarrow.parquet", "output.format = 'parquet'")  # before any file
         # the directory locked as a drive locks it (a second sweep or drive is refused)
         lock = prepare_output_dir(out_dir) if out_dir is not None else None
         try:
             table = _Table(out_dir, self.table_columns, cases, keep, on_row)
             result = self._run_cases(table, case_out, meta, scheduler, workers)
+            if parquet:  # from sweep.csv, streaming: also an interrupted sweep's rows
+                with writing_outputs(), _writing("sweep.parquet"):
+                    csv_to_parquet(out_dir / "sweep.csv", out_dir / "sweep.parquet")
             if out_dir is not None and not result.interrupted \
                     and self.scenario.config["output"]["plots"]:
                 # drawn from sweep.csv, streaming: bounded whatever the number of cases

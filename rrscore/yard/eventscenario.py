@@ -123,6 +123,10 @@ def _refuse_what_it_cannot_run(cfg: dict, ctx: Context) -> None:
             raise ctx.child("stop").child(key).error(
                 f"found {cfg['stop'][key]!r}, expected it left out: the free-car engine "
                 "stops at stop.max_time or, with stop.standstill, when all stand")
+    if cfg["output"]["format"] != "csv":
+        raise ctx.child("output").child("format").error(
+            f"found {cfg['output']['format']!r}, expected 'csv'{why}, and writes its tables "
+            "as CSV only")
     profile = cfg["route"].get("profile")
     if profile and profile.get("points"):
         raise ctx.child("route").child("profile").error(

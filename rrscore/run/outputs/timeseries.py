@@ -1,5 +1,7 @@
 """``timeseries.csv`` (the scenario's signals) and ``coupler_forces.csv`` (every coupling's
-force), written block by block as the drive samples, so an interrupted drive keeps them."""
+force), written block by block as the drive samples, so an interrupted drive keeps them;
+with ``output.format = "parquet"``, ``timeseries.parquet`` and ``coupler_forces.parquet``
+instead, in row groups, put in place whole at the drive's end (:mod:`rrscore.run.tables`)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import numpy as np
 
 from ...model.hookspecs import hookimpl
 from ..recorder import Recorder
+from ..tables import ParquetRows, coupler_force_columns
 
 
 @hookimpl
@@ -14,13 +17,19 @@ def rrs_drive_start(drive) -> None:
     """Open the CSV files and write their headers."""
     if drive.out_dir is None:
         return
-    drive.store["timeseries"] = Recorder(drive.columns, drive.out_dir / "timeseries.csv",
-                                         keep=False)
+    drive.store["timeseries"] = table(drive, "timeseries", drive.columns)
     n = drive.train.count
     if drive.scenario.config["output"]["coupler_forces"] and n > 1:
-        drive.store["coupler_forces"] = Recorder(
-            ["time_s"] + [f"c{j}_force_N" for j in range(n - 1)],
-            drive.out_dir / "coupler_forces.csv", keep=False)
+        drive.store["coupler_forces"] = table(drive, "coupler_forces",
+                                              coupler_force_columns(n - 1))
+
+
+def table(drive, name: str, columns: list[str]) -> Recorder | ParquetRows:
+    """The writer of table ``name`` in the drive's output directory, in the scenario's
+    ``output.format``."""
+    if drive.scenario.config["output"]["format"] == "parquet":
+        return ParquetRows(drive.out_dir / f"{name}.parquet", columns)
+    return Recorder(columns, drive.out_dir / f"{name}.csv", keep=False)
 
 
 @hookimpl
