@@ -31,6 +31,9 @@ yard engine and the train engine::
 
 A :class:`Scenario` is an immutable description (it pickles, and runs the same
 any number of times); a :class:`Run` owns every piece of changing state.
+``result.to_pandas()`` gives a drive's tables as DataFrames; :class:`VehicleConfig` and
+:class:`TrainConfig` build vehicles and trains in code and write them as TOML
+(``docs/python-api.md``).
 
 Writing a vehicle plugin: subclass :class:`VehicleModel`, declare its ``params``
 (:class:`Param`), ``controls`` (:class:`Control`), ``keys``, ``fields``, ``signals`` and
@@ -67,6 +70,7 @@ from .model.events import Event
 from .model.hookspecs import hookimpl
 from .model.state import StateSpec
 from .model.vehicle import Control, VehicleModel
+from .run.builders import TrainConfig, TrainVehicle, VehicleConfig
 from .run.drive import Drive, DriveResult
 from .run.plugins import Registry, load_registry
 from .run.run import Run, Snapshot
@@ -91,6 +95,9 @@ __all__ = [
     "Sweep",
     "SweepResult",
     "Tableau",
+    "TrainConfig",
+    "TrainVehicle",
+    "VehicleConfig",
     "VehicleModel",
     "drive",
     "hookimpl",
