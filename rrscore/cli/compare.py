@@ -1,8 +1,8 @@
 """``rrs plot RUN_DIR...``: several drives' outputs on shared axes, to see what a change did.
 
 Reads each run directory's ``timeseries.csv`` and ``coupler_forces.csv`` (as ``rrs
-drive`` writes them) and draws one panel per signal group, every run in its own colour,
-against time or distance:
+drive`` writes them; their ``.parquet`` files after ``--format parquet``) and draws one
+panel per signal group, every run in its own colour, against time or distance:
 
 * ``speed``: speed and the speed limit, km/h;
 * ``traction``: the train's traction force, and any recorded vehicle brake-force
@@ -28,6 +28,7 @@ import numpy as np
 from ..model.errors import RrsError
 from ..run.files import save_figure
 from ..run.plotting import distinct_colours, pyplot
+from ..run.tables import read_parquet
 
 SIGNALS = ("speed", "traction", "coupler", "coupler_map")
 
@@ -48,13 +49,20 @@ class RunData:
     def __init__(self, directory: str | Path, label: str) -> None:
         self.dir = Path(directory)
         self.label = label
-        series = self.dir / "timeseries.csv"
-        if not series.is_file():
+        series = self._table("timeseries")
+        if series is None:
             raise RrsError(f"{self.dir}: no timeseries.csv; expected the output directory of "
                            "`rrs drive` or `rrs cab`")
-        self.series = read_csv(series)
-        forces = self.dir / "coupler_forces.csv"
-        self.forces = read_csv(forces) if forces.is_file() else None
+        self.series = series
+        self.forces = self._table("coupler_forces")
+
+    def _table(self, name: str) -> dict[str, np.ndarray] | None:
+        """The run's table ``name``: its CSV, else its Parquet file; None without either."""
+        if (self.dir / f"{name}.csv").is_file():
+            return read_csv(self.dir / f"{name}.csv")
+        if (self.dir / f"{name}.parquet").is_file():
+            return read_parquet(self.dir / f"{name}.parquet")
+        return None
 
     def axis(self, x: str, t: np.ndarray) -> np.ndarray:
         """Time (s), distance from the start (km) or route km (``"km"``: the train's front

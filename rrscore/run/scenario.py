@@ -292,7 +292,7 @@ def check_series_memory(scenario: Scenario, columns: int) -> None:
             f"time series held in memory; expected at least "
             f"{t_max * columns * 8 / SERIES_BYTES:.3g} s (at most "
             f"{SERIES_BYTES / 2**30:g} GiB), or a shorter stop.max_time or fewer "
-            "recorded signals")
+            "recorded signals (or output.coupler_forces = false)")
 
 
 def _check_counts(cfg: dict[str, Any], adaptive: bool, ctx: Context) -> None:

@@ -114,6 +114,18 @@ def _arrow_array(pa: Any, values: np.ndarray) -> Any:
     return pa.array(values)
 
 
+def read_parquet(path: str | Path) -> dict[str, np.ndarray]:
+    """A Parquet table of numbers written by a drive, as ``{column: array}`` (an
+    :class:`~rrscore.model.errors.RrsError` naming the file if it cannot be read)."""
+    pq = optional("pyarrow.parquet", f"reading {path}")
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # (pyarrow's ArrowInvalid is a ValueError)
+        raise RrsError(f"{path}: cannot be read ({exc}), expected a table a drive wrote") \
+            from None
+    return {name: table.column(name).to_numpy() for name in table.column_names}
+
+
 class ParquetRows:
     """A Parquet file of float columns written as rows come (:meth:`record_many`), as
     :class:`~rrscore.run.recorder.Recorder` writes a CSV: row groups of about

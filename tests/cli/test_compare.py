@@ -139,3 +139,23 @@ def test_route_km_axis_is_each_runs_front_on_its_kilometre_posts(tmp_path):
                                    km0 + series["front_m"] / 1000.0, rtol=1e-12)
     assert speeds["posted: speed"][0] == pytest.approx(10.9, abs=1e-9)
     plt.close(fig)
+
+
+def test_a_run_written_as_parquet_reads_as_its_csv_twin(tmp_path):
+    pytest.importorskip("pyarrow")
+    from conftest import CONFIGS
+
+    from rrscore.cli.compare import RunData
+
+    scenario = str(CONFIGS / "scenarios" / "impact_2ms.toml")
+    for fmt in ("csv", "parquet"):
+        assert main(["drive", scenario, "--out", str(tmp_path / fmt), "--max-time", "2",
+                     "--format", fmt]) == 0
+    as_csv, as_parquet = RunData(tmp_path / "csv", "csv"), RunData(tmp_path / "parquet", "p")
+    for table in ("series", "forces"):
+        a, b = getattr(as_csv, table), getattr(as_parquet, table)
+        assert list(a) == list(b)
+        for name in a:  # (the CSV holds 10 significant digits)
+            np.testing.assert_allclose(b[name], a[name], rtol=1e-9, atol=1e-300)
+    fig = compare_figure([tmp_path / "csv", tmp_path / "parquet"], ["speed", "coupler"])
+    plt.close(fig)

@@ -82,8 +82,9 @@ def test_one_run_records_a_locomotive_s_signal_and_the_cars_speed_warning_once(d
 
 def test_a_time_series_too_large_for_memory_is_refused_before_the_drive(demo, tmp_path):
     # 2,400 s at 2e-5 s is 1.2e8 rows (within MAX_ROWS); the demo's columns make it more
-    # than SERIES_BYTES held in memory: it ran until the out-of-memory killer ended it
-    columns = len(Drive(demo).columns)
+    # than SERIES_BYTES held in memory: it ran until the out-of-memory killer ended it.
+    # The result keeps every coupling's force too (time and 50 forces a row)
+    columns = len(Drive(demo).columns) + demo.train.count
     interval = 2400.0 * columns * 8 / SERIES_BYTES  # the shortest allowed
     big = demo.with_values({"output.sample_interval": f"{interval * 0.999} s"})
     with pytest.raises(ConfigError) as info:
@@ -92,6 +93,8 @@ def test_a_time_series_too_large_for_memory_is_refused_before_the_drive(demo, tm
     assert "freight_50.toml: scenario.output.sample_interval: found " in message
     assert f"rows of {columns} columns" in message and "GiB of time series" in message
     Drive(demo.with_values({"output.sample_interval": f"{interval * 1.001} s"}))  # fits
+    # without the coupler forces, it fits
+    Drive(big.with_values({"output.coupler_forces": False}))
     proc = subprocess.run([sys.executable, "-m", "rrscore.cli.main", "drive", str(DEMO),
                            "--out", str(tmp_path / "out"),
                            "--set", f"output.sample_interval='{interval * 0.999} s'"],
