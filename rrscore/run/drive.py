@@ -183,14 +183,15 @@ class Drive(Lifecycle):
         couplings = self.run_.train.count - 1 \
             if scenario.config["output"]["coupler_forces"] else 0
         # (the rows below are kept, and the forces)
-        check_series_memory(scenario, len(self.columns) + (couplings + 1 if couplings else 0))
+        check_series_memory(scenario, len(self.columns) + couplings)
         self.events: list[Event] = []
         # the states at the rows being handed on (an array, one row each, or the function
         # that forms them: see sample_states), and the row rrs_sample has
         self._states: np.ndarray | Callable[[], np.ndarray] | None = None
         self._row = 0
         self._rows = Recorder(self.columns)
-        self._forces = Recorder(coupler_force_columns(couplings)) if couplings else None
+        # (their times are the rows')
+        self._forces = Recorder(coupler_force_columns(couplings)[1:]) if couplings else None
 
     # parts of the run, for tests and scripts
     @property
@@ -250,8 +251,7 @@ class Drive(Lifecycle):
             else:
                 self._rows.record_many(rows)
             if self._forces is not None:
-                self._forces.record_many(np.column_stack([t[:done],
-                                                          self.sample_coupler_forces()[:done]]))
+                self._forces.record_many(self.sample_coupler_forces()[:done])
             self._row = done - 1
             self._hooks.call("rrs_sample_rows", float(t[done - 1]), drive=self, t=t[:done],
                              rows=rows[:done])
@@ -310,10 +310,11 @@ class Drive(Lifecycle):
                 run.sample_final()  # the state where it ended, as the time series' last row
             except (RrsError, OSError):
                 pass  # the writer that failed fails again: the summary still follows
-        result = DriveResult(run.summary(wall), self._rows.series(), self.out_dir,
-                             list(self.events),
-                             coupler_forces=None if self._forces is None
-                             else self._forces.series())
+        series = self._rows.series()
+        forces = None if self._forces is None else \
+            {"time_s": series["time_s"], **self._forces.series()}
+        result = DriveResult(run.summary(wall), series, self.out_dir, list(self.events),
+                             coupler_forces=forces)
         self._hooks.call("rrs_drive_end", run.t, drive=self, result=result)
         return result
 

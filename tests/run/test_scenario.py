@@ -83,8 +83,8 @@ def test_one_run_records_a_locomotive_s_signal_and_the_cars_speed_warning_once(d
 def test_a_time_series_too_large_for_memory_is_refused_before_the_drive(demo, tmp_path):
     # 2,400 s at 2e-5 s is 1.2e8 rows (within MAX_ROWS); the demo's columns make it more
     # than SERIES_BYTES held in memory: it ran until the out-of-memory killer ended it.
-    # The result keeps every coupling's force too (time and 50 forces a row)
-    columns = len(Drive(demo).columns) + demo.train.count
+    # The result keeps every coupling's force too (50 a row)
+    columns = len(Drive(demo).columns) + demo.train.count - 1
     interval = 2400.0 * columns * 8 / SERIES_BYTES  # the shortest allowed
     big = demo.with_values({"output.sample_interval": f"{interval * 0.999} s"})
     with pytest.raises(ConfigError) as info:
