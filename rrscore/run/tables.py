@@ -141,7 +141,11 @@ class ParquetRows:
         self._schema = pa.schema([(c, pa.float64()) for c in columns])
         self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self._fh = open(self._tmp, "wb")  # noqa: SIM115
-        self._writer = self._pq.ParquetWriter(self._fh, self._schema)
+        try:
+            self._writer = self._pq.ParquetWriter(self._fh, self._schema)
+        except BaseException:
+            self.discard()
+            raise
         self._pending: list[np.ndarray] = []
         self._rows = 0
         self._group_rows = max(1024, ROW_GROUP_VALUES // max(len(columns), 1))

@@ -254,3 +254,26 @@ def test_events_dynamics_refuses_parquet_naming_the_key() -> None:
     with pytest.raises(rrscore.ConfigError) as info:
         rrscore.drive(scenario.with_values({"dynamics": "events"}))
     assert "output.format" in str(info.value)
+
+
+def test_a_parquet_table_failing_at_the_end_leaves_the_others_whole_and_no_temporary(
+        tmp_path, monkeypatch) -> None:
+    real_replace = tables.os.replace
+    failed = []
+
+    def replace(src, dst):  # the time series is not put in place (a full disk)
+        if Path(dst).name == "timeseries.parquet":
+            failed.append(dst)
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(tables.os, "replace", replace)
+    with pytest.raises(rrscore.RrsError):
+        rrscore.drive(scenario_of("impact_2ms", format="parquet"), out=tmp_path)
+    names = {p.name for p in tmp_path.iterdir()}
+    assert not [n for n in names if n.endswith(".tmp")]
+    assert failed and "timeseries.parquet" not in names
+    # the coupler forces closed all the same, the events and the summary written after
+    assert {"coupler_forces.parquet", "events.parquet", "summary.json"} <= names
+    assert pq.read_table(tmp_path / "coupler_forces.parquet").num_rows > 0
+    assert pq.read_table(tmp_path / "events.parquet").num_rows > 0

@@ -47,8 +47,15 @@ def rrs_sample_rows(drive, t: np.ndarray, rows: np.ndarray) -> None:
 @hookimpl(tryfirst=True)
 def rrs_drive_end(drive, result) -> None:
     """Flush and close the files: first of the end-of-drive outputs, so the rows waiting
-    are on disk before the plots are drawn."""
+    are on disk before the plots are drawn. Each is closed even if the other fails (a
+    Parquet file left open would leave its temporary file behind)."""
+    error: BaseException | None = None
     for name in ("timeseries", "coupler_forces"):
         rec = drive.store.pop(name, None)
-        if rec is not None:
-            rec.close()
+        try:
+            if rec is not None:
+                rec.close()
+        except BaseException as exc:  # (raised again below)
+            error = error or exc
+    if error is not None:
+        raise error
