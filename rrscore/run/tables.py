@@ -54,9 +54,13 @@ def optional(module: str, purpose: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         top = module.split(".")[0]
-        raise MissingExtra(
-            f"{purpose} needs {top}, which is not installed (or fails to import: {exc}); "
-            f"install the {EXTRA} extra: pip install 'rrscore[{EXTRA}]'") from None
+        if isinstance(exc, ModuleNotFoundError) and exc.name in (top, module):
+            why = "is not installed"
+        else:  # installed but broken (built for another numpy, say): its first line
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            why = f"fails to import ({lines[0]})"
+        raise MissingExtra(f"{purpose} needs {top}, which {why}; install the {EXTRA} "
+                           f"extra: pip install 'rrscore[{EXTRA}]'") from None
 
 
 def event_columns(events: Sequence[Event]) -> dict[str, np.ndarray]:

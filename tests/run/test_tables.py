@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -277,3 +278,15 @@ def test_a_parquet_table_failing_at_the_end_leaves_the_others_whole_and_no_tempo
     assert {"coupler_forces.parquet", "events.parquet", "summary.json"} <= names
     assert pq.read_table(tmp_path / "coupler_forces.parquet").num_rows > 0
     assert pq.read_table(tmp_path / "events.parquet").num_rows > 0
+
+
+def test_a_broken_install_is_one_line_naming_the_extra(monkeypatch) -> None:
+    def broken(name):  # pyarrow built for another numpy: a message of several lines
+        raise ImportError("pyarrow requires NumPy 2.0 or newer, found 1.26.4\nmore detail")
+
+    monkeypatch.setattr(tables, "importlib", SimpleNamespace(import_module=broken))
+    with pytest.raises(MissingExtra) as info:
+        tables.optional("pyarrow.parquet", "Parquet output")
+    assert str(info.value) == (
+        "Parquet output needs pyarrow, which fails to import (pyarrow requires NumPy 2.0 or "
+        "newer, found 1.26.4); install the analysis extra: pip install 'rrscore[analysis]'")
