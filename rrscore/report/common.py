@@ -14,6 +14,7 @@ import numpy as np
 
 from ..model.errors import RrsError
 from ..run.files import write_atomically
+from ..run.tables import read_parquet
 
 #: The most rows of a CSV embedded; a longer file is thinned to every k-th row (and its
 #: last), so a report of a very long run stays a file a browser opens.
@@ -41,29 +42,46 @@ def bokeh() -> Any:
 
 
 class Table:
-    """A CSV a run wrote, read as it stands: the header and the whole rows (a row of
+    """A table a run wrote, read as it stands: the header and the whole rows (a CSV row of
     another length, such as one cut short, is left out). Columns whose every cell is a
     number (or empty) are float arrays, the others lists of text; :attr:`text` keeps the
     cells as written of the columns named in ``keep_text``."""
 
-    def __init__(self, path: Path, keep_text: Collection[str] = ()) -> None:
+    def __init__(self, path: Path, columns: dict[str, Any],
+                 text: dict[str, list[str]] | None = None) -> None:
         self.path = path
+        self.header = list(columns)
+        self.columns = columns
+        self.text = text or {}
+        self.rows = len(next(iter(columns.values()))) if columns else 0
+
+    @classmethod
+    def from_csv(cls, path: Path, keep_text: Collection[str] = ()) -> Table:
+        """The CSV at ``path``."""
         with open(path, newline="", encoding="utf-8") as fh:
             reader = csv.reader(fh)
-            self.header = next(reader, [])
-            rows = [r for r in reader if len(r) == len(self.header)]
-        self.rows = len(rows)
-        self.columns: dict[str, Any] = {}
-        self.text: dict[str, list[str]] = {}
-        for k, name in enumerate(self.header):
+            header = next(reader, [])
+            rows = [r for r in reader if len(r) == len(header)]
+        columns: dict[str, Any] = {}
+        text: dict[str, list[str]] = {}
+        for k, name in enumerate(header):
             cells = [r[k] for r in rows]
             if name in keep_text:
-                self.text[name] = cells
+                text[name] = cells
             try:
-                self.columns[name] = np.array([float(c) if c else math.nan for c in cells],
-                                              dtype=float)
+                columns[name] = np.array([float(c) if c else math.nan for c in cells],
+                                         dtype=float)
             except ValueError:
-                self.columns[name] = cells
+                columns[name] = cells
+        return cls(path, columns, text)
+
+    @classmethod
+    def from_parquet(cls, path: Path) -> Table:
+        """The Parquet file at ``path`` (a drive's, after ``--format parquet``)."""
+        columns = {name: values.astype(float) if values.dtype.kind in "fiub"
+                   else [str(v) for v in values]
+                   for name, values in read_parquet(path).items()}
+        return cls(path, columns)
 
     def __contains__(self, name: str) -> bool:
         return name in self.columns
@@ -81,10 +99,16 @@ def header_of(path: Path) -> list[str]:
 
 
 def read_table(path: Path, keep_text: Collection[str] = ()) -> Table | None:
-    """The CSV at ``path``, or None where it is absent or has no row."""
-    if not path.is_file():
+    """The CSV at ``path`` or, where there is none, the Parquet file of the same name (a
+    drive written with ``--format parquet``); None where neither is there or it has no
+    row."""
+    parquet = path.with_suffix(".parquet")
+    if path.is_file():
+        table = Table.from_csv(path, keep_text)
+    elif parquet.is_file():
+        table = Table.from_parquet(parquet)
+    else:
         return None
-    table = Table(path, keep_text)
     return table if table.rows else None
 
 

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import rrscore
 from rrscore.model.errors import RrsError
 from rrscore.report import page
 from rrscore.report.common import thinned
@@ -99,6 +100,25 @@ def test_a_drives_report_tabulates_its_events_and_summary(drive_dir, drive_sourc
     assert shown["stop_reason"] == summary["stop_reason"]
     assert drive_sources["couplings"]["coupling"] == [str(c["coupling"])
                                                       for c in summary["couplings"]]
+
+
+def test_a_drive_written_as_parquet_reports_the_same_data(drive_dir, drive_sources,
+                                                         tmp_path):
+    scenario = rrscore.load_scenario(drive_dir / "scenario.resolved.toml")
+    out = tmp_path / "parquet"
+    rrscore.drive(scenario.with_values({"output.format": "parquet"}), out)
+    assert not (out / "timeseries.csv").exists() and (out / "timeseries.parquet").is_file()
+    write_report(out)
+    shown = sources((out / "report.html").read_text(encoding="utf-8"))
+    for name in ("timeseries", "coupler_forces", "events"):
+        assert shown[name].keys() == drive_sources[name].keys()
+        for column, values in drive_sources[name].items():
+            if isinstance(values, list) and values and isinstance(values[0], str):
+                assert shown[name][column] == values
+            else:  # the CSV's 10 significant digits against the Parquet file's every bit
+                np.testing.assert_allclose(np.asarray(shown[name][column], dtype=float),
+                                           np.asarray(values, dtype=float), rtol=1e-9,
+                                           atol=1e-9, err_msg=column)
 
 
 def test_the_report_fetches_nothing_from_the_network(drive_dir):
