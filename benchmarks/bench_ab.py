@@ -24,6 +24,7 @@ sides take the same steps (printed) or compare their outputs separately.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -79,7 +80,11 @@ def drive(tree: Path, case: str, repeat: int, sim_time: float | None) -> dict:
            "--case", case, "--repeat", str(repeat)]
     if sim_time is not None:
         cmd += ["--sim-time", str(sim_time)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    # each tree its own generated modules: a revision before rrscore kept them apart by
+    # installation would read the other's numba cache index (and fail on its types)
+    generated = Path(tempfile.gettempdir()) / "rrs-ab-generated" / hashlib.sha256(
+        str(tree).encode()).hexdigest()[:16]
+    env = dict(os.environ, RRS_CACHE_DIR=str(generated), PYTHONPATH=os.pathsep.join(
         [str(tree), *filter(None, [os.environ.get("PYTHONPATH")])]))
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode != 0:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import importlib.util
 import os
@@ -125,16 +126,34 @@ def _table_lower(context, builder, signature, args):  # pragma: no cover (compil
     return impl_ret_borrowed(context, builder, result, out._getvalue())
 
 
+def installation_tag(root: Path | None = None) -> str:
+    """What names this installation of rrscore (the package at ``root``, by default this
+    one) among others sharing a cache: a hash of where its package lies and of its
+    modules' sizes and times. Generated code compiled by one version can refer to types
+    of modules another lacks (numba then fails to read its cache index: a
+    ModuleNotFoundError in every drive), so each keeps its own."""
+    root = (root or Path(__file__).parent).resolve()
+    digest = hashlib.sha256(str(root).encode())
+    for path in sorted(root.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(root)}:{stat.st_size}:{stat.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
 def cache_dir() -> Path:
     """Where rrscore writes the modules it generates (``RRS_CACHE_DIR``, else the user's
-    cache): plugins' adapters (:mod:`rrscore.engine.adapters`), structs' accessors. numba
-    caches their compiled code beside them, as for any module."""
+    cache), in a folder of this installation's own (:func:`installation_tag`): plugins'
+    adapters (:mod:`rrscore.engine.adapters`), structs' accessors. numba caches their
+    compiled code beside them, as for any module."""
     base = os.environ.get("RRS_CACHE_DIR")
     candidates = [Path(base)] if base else []
     candidates.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
                       / "rrscore" / "generated")
     candidates.append(Path(tempfile.gettempdir()) / f"rrscore-{os.getuid()}" / "generated")
+    tag = installation_tag()
     for path in candidates:
+        path = path / tag
         try:
             path.mkdir(parents=True, exist_ok=True)
             probe = path / f".write-test-{os.getpid()}"

@@ -3,12 +3,15 @@ structs read in compiled code, table views, generic functions, and the compile c
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import car_config, make_scenario
 from numba import njit
 
-from rrscore import Drive
+from rrscore import Drive, jit
 from rrscore.jit import UNCOMPILED, compile_notice, compile_seconds, law, table
 
 needs_numba = pytest.mark.skipif(UNCOMPILED, reason="NUMBA_DISABLE_JIT: nothing compiles")
@@ -105,3 +108,21 @@ def test_a_failing_compile_notice_does_not_stop_the_compile():
 
     with compile_notice(broken):
         assert half(3.0) == 1.5
+
+
+def test_each_installation_keeps_its_generated_modules_apart(tmp_path) -> None:
+    package = Path(jit.__file__).parent
+    assert jit.installation_tag() == jit.installation_tag(package)  # the same each time
+    assert jit.cache_dir().name == jit.installation_tag()
+    copy = tmp_path / "rrscore"  # the same release installed elsewhere (another venv)
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    tag = jit.installation_tag(copy)
+    assert tag != jit.installation_tag()
+    assert jit.installation_tag(copy) == tag
+    # another version in the same place: a module added, or one changed
+    (copy / "engine" / "newwatch.py").write_text('"""a module the other lacks"""\n')
+    added = jit.installation_tag(copy)
+    assert added != tag
+    with open(copy / "jit.py", "a") as fh:
+        fh.write("\n")
+    assert jit.installation_tag(copy) not in (tag, added)
