@@ -160,7 +160,7 @@ def simulate(scenario: Scenario, record: Record, names: list[str],
     """What the scenario with these parameter values gives at the record's points:
     speeds at its times, or passing times of its sensors."""
     end = _record_end(record)
-    result = Drive(with_params(scenario, names, values, end)).run()
+    result = Drive(with_params(scenario, names, values, end), keep_coupler_forces=False).run()
     s = result.series
     if record.kind == "series":
         return np.interp(record.times, s["time_s"], s["speed_mps"])

@@ -125,6 +125,16 @@ def test_without_coupler_forces_output_the_drive_keeps_none() -> None:
     assert result.coupler_forces is None
 
 
+def test_a_drive_not_keeping_its_coupler_forces_still_writes_them(tmp_path: Path) -> None:
+    kept = rrscore.drive(scenario_of("freight_50"), out=tmp_path / "kept")
+    lean = rrscore.Drive(scenario_of("freight_50"), keep_coupler_forces=False).run(
+        tmp_path / "lean")
+    assert lean.coupler_forces is None and kept.coupler_forces is not None
+    assert (tmp_path / "lean" / "coupler_forces.csv").read_bytes() == \
+        (tmp_path / "kept" / "coupler_forces.csv").read_bytes()
+    np.testing.assert_array_equal(lean.series["front_m"], kept.series["front_m"])
+
+
 def test_sweep_parquet_reads_back_to_sweep_csv(tmp_path: Path) -> None:
     scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
     scenario = scenario.with_values({"output.format": "parquet", "output.plots": False})
