@@ -204,6 +204,7 @@ class SimpleLoco(VehicleModel):
     fields = {"releasing": "1 while the brake level falls (the brake key let go)",
               "compressor_on": "1 while the compressor runs"}
     signals = {"traction_force_N": "traction force demanded", "traction_level": "traction level",
+               "brake_level": "locomotive brake level",
                "compressor_on": "1 while the compressor runs",
                "dynamic_brake_force_N": "dynamic brake force (a magnitude, against the motion)",
                "dynamic_brake_power_W": "power the dynamic brake takes from the train"}

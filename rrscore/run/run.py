@@ -27,6 +27,7 @@ import numpy as np
 
 from ..driving.autodriver import AutoDriver, decide
 from ..driving.program import DriverProgram
+from ..driving.trace import TraceDriver, follow
 from ..engine import loop
 from ..engine import multibody as mb
 from ..engine.stability import fastest_mode
@@ -151,11 +152,17 @@ class Run:
                                   state_rows)
         self.work.y[:] = y0
         auto = cfg["autodriver"]
-        self.driver = DriverProgram(scenario.actions, tr, system,
-                                    None if auto["mode"] == "off"
-                                    else AutoDriver(auto, tr, scenario.route))
+        trace = scenario.trace
+        if trace is not None and trace.kind == "speed":  # the trace driver in its place
+            leader = TraceDriver(cfg["trace"], trace, tr)
+            self.driver = DriverProgram(scenario.actions, tr, system, leader)
+            system.drive_with(follow, leader.state, leader.params, leader.table)
+        else:
+            self.driver = DriverProgram(scenario.actions, tr, system,
+                                        None if auto["mode"] == "off"
+                                        else AutoDriver(auto, tr, scenario.route))
         autodriver = self.driver.autodriver
-        if autodriver is not None and autodriver.timetable is None:
+        if isinstance(autodriver, AutoDriver) and autodriver.timetable is None:
             system.drive_with(decide, autodriver.state, autodriver.params, autodriver.sections)
         stop = cfg["stop"]
         watch = system.watch[0]
@@ -574,6 +581,8 @@ class Run:
                 "air_brake": float(works[0]), "dynamic_brake": float(works[1]),
                 "other_friction": out["energy"]["brake_J"] - float(works[0])}
         auto = self.driver.autodriver
+        if isinstance(auto, TraceDriver):
+            out.update(auto.report())
         if auto is not None and auto.timetable is not None:
             passages = {p["point"]: p for p in points}
             out["timetable"] = auto.timetable.report(passages)

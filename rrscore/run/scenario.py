@@ -16,6 +16,7 @@ import tomli_w
 
 from ..driving.autodriver import AUTODRIVER_SCHEMA, check_autodriver
 from ..driving.program import ACTION_SCHEMA, Action, check_actions
+from ..driving.trace import TRACE_SCHEMA, Trace, command_actions, load_trace
 from ..model.config import (
     Context,
     Include,
@@ -107,6 +108,9 @@ SCENARIO_SCHEMA = {
     "driver": TableList(ACTION_SCHEMA, "driver program: actions at times or positions"),
     "autodriver": Section(AUTODRIVER_SCHEMA,
                           "the built-in driver (see rrscore/driving/autodriver.py)"),
+    "trace": Section(TRACE_SCHEMA, "a recorded trace to drive to: speeds the trace driver "
+                     "follows, or control levels set at their times (see "
+                     "rrscore/driving/trace.py)"),
     "stop": Section({
         "max_time": Param("s", 3600.0, "stop after this simulated time", min=0.0,
                           exclusive_min=True, max=MAX_TIME),
@@ -170,6 +174,8 @@ class Scenario:
     #: What the checks found worth saying but not refusing (a recorded signal some
     #: recorded vehicles lack): printed by ``rrs drive`` and kept in the summary.
     warnings: tuple[str, ...] = ()
+    #: The recorded trace the drive follows (``[scenario.trace]``), if any.
+    trace: Trace | None = None
 
     @property
     def registry(self) -> Registry:
@@ -381,9 +387,17 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
                 f"found 'rigid', but coupling {j} of the train is not coupled; expected "
                 "'multibody' for a train whose vehicles stand apart")
     check_autodriver(cfg["autodriver"], train, route, ctx.child("autodriver"))
+    trace = load_trace(cfg["trace"], train, ctx.child("trace"))
+    if trace is not None:
+        if cfg["autodriver"]["mode"] != "off":
+            raise ctx.child("autodriver").child("mode").error(
+                f"found {cfg['autodriver']['mode']!r} with a trace to drive to "
+                "(trace.file), expected 'off': one driver at a time")
+        if trace.kind == "commands":
+            actions = [*command_actions(trace, train), *actions]
     _check_counts(cfg, registry.solvers[solver].adaptive, ctx)
     scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
-                        all_dirs, registry, warnings=warnings)
+                        all_dirs, registry, warnings=warnings, trace=trace)
     return scenario
 
 

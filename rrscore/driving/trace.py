@@ -1,0 +1,497 @@
+"""Driving to a recorded trace: a CSV of time and speed, or of time and control levels.
+
+``[scenario.trace]`` names the file (relative to the scenario file), its ``kind`` and its
+columns with their units:
+
+* ``kind = "speed"``: the trace driver (:func:`follow`, compiled like the built-in
+  driver and called by the event loop in its place) sets ``traction_level`` and
+  ``brake_level`` on every vehicle that declares them, to follow the recorded speed:
+  the force for the recorded acceleration (feed-forward) and for the speed error
+  (proportional-integral feedback), as a level of the train's full tractive force
+  (``force_per_level``), within the controls' range
+  (traction above zero, brake below). Where the train cannot follow (the command at full
+  traction or full brake and the speed more than ``tolerance`` off the trace) it is a
+  shortfall, reported with its interval, position, largest speed error and the force and
+  power missing (:meth:`TraceDriver.report`).
+* ``kind = "commands"``: each recorded control level is set at its time on every vehicle
+  that declares the control (as a driver program's ``set``): one driver action per row
+  where a level changes, each a ``driver`` event.
+
+Times are the drive's simulated times; before the first row the first row holds, after
+the last the last.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ..engine.adapters import DECIDE, DRIVER_PARAMS, DRIVER_STATE
+from ..model.config import Context, FreeTable, Param, resolve_path
+from ..model.errors import ConfigError
+from ..model.train import Train
+from ..model.units import UnitError, convert, dimension_name
+from ..model.vehicle import control_of
+from .program import Action
+
+TRACE_SCHEMA = {
+    "file": Param(kind=str, default=None, doc="the trace: a CSV file with a header row, "
+                  "relative to the scenario file; none: no trace"),
+    "kind": Param(kind=str, default="speed", choices=("speed", "commands"),
+                  doc="speed: the trace driver follows the recorded speed; commands: the "
+                      "recorded control levels are set at their times"),
+    "time_column": Param(kind=str, default="time_s", doc="the column of times"),
+    "time_unit": Param(kind=str, default="s", doc="the unit of the times (s, min, h)"),
+    "speed_column": Param(kind=str, default="speed_mps", doc="the column of speeds "
+                          "(kind = 'speed')"),
+    "speed_unit": Param(kind=str, default="m/s", doc="the unit of the speeds (m/s, km/h, "
+                        "mph)"),
+    "controls": FreeTable("kind = 'commands': control name = column, e.g. "
+                          "{traction_level = 'throttle', brake_level = 'brake'}; levels in "
+                          "the control's own range"),
+    "tolerance": Param("m/s", 0.5, "a speed error beyond this with the controls at their "
+                       "limit is a shortfall", min=0.0, exclusive_min=True),
+    "update_interval": Param("s", 1.0, "time between the trace driver's decisions", min=0.0,
+                             exclusive_min=True),
+    "force_per_level": Param("N", None, "the train's tractive force at full traction level "
+                             "(the driver sets the level as the force it wants over this, and "
+                             "the brake level likewise); none: the sum of the F_max or "
+                             "max_force parameters of the vehicles with a traction_level",
+                             min=0.0, exclusive_min=True),
+    "time_constant": Param("s", 4.0, "the driver closes a speed error over about this time, "
+                           "and takes the recorded acceleration over this time ahead",
+                           min=0.0, exclusive_min=True),
+    "integral_time": Param("s", 20.0, "integral time of the force it learns (resistance, "
+                           "grades)", min=0.0, exclusive_min=True),
+}
+"""The ``[scenario.trace]`` table."""
+
+TRACTION, BRAKE = "traction_level", "brake_level"
+
+#: Rows of the trace driver's table (:attr:`TraceDriver.table`): the trace (times,
+#: speeds), what it logged at the decision that last fell on each sample (the decision's
+#: time, the front's position, the lead's speed, the command it wanted before limiting,
+#: the recorded speed then), and its settings (first entries of the last row: the
+#: effective mass, the force per level, the time constant, the integral time, the crawl
+#: speed).
+T_TIME, T_SPEED, L_TIME, L_FRONT, L_SPEED, L_WANTED, L_RECORDED, SETTINGS = range(8)
+ROWS = 8
+#: Commands change only when they change by more than this (level), as the built-in
+#: driver's: a train holding its speed does not restart the solver at every decision.
+_DEADBAND = 0.01
+#: Below this speed with the trace at standstill the train is held with the full brake, m/s.
+_CRAWL = 0.3
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A checked trace: its file, kind, times (s) and, per kind, speeds (m/s) or control
+    levels by control name (one array each, the times' length)."""
+
+    file: str
+    kind: str
+    times: np.ndarray
+    speeds: np.ndarray | None
+    levels: tuple[tuple[str, np.ndarray], ...] = ()
+    #: (kind speed) The train's tractive force at full level, N.
+    force_per_level: float = math.nan
+
+
+def _unit_factor(unit: str, si: str, ctx: Context) -> float:
+    """The factor from ``unit`` to ``si``, or a ConfigError at ``ctx``."""
+    try:
+        if convert(0.0, unit, si) != 0.0:
+            raise UnitError(f"{unit!r} has an offset")
+        return convert(1.0, unit, si)
+    except UnitError as exc:
+        raise ctx.error(f"found {unit!r}, expected a unit of {dimension_name(si)} "
+                        f"({exc})") from None
+
+
+def _read_rows(path: Path, columns: dict[str, str], ctx: Context,
+               key: str) -> dict[str, np.ndarray]:
+    """The named columns of the CSV file ``path`` as floats, by column name; each problem
+    is a ConfigError naming the file and line (``key`` the config key that names the
+    file, for a file that cannot be read)."""
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ctx.child(key).error(f"found {name!r}, expected an existing CSV file "
+                                   "(paths are relative to the scenario file)") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(name, None, f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                          f"at offset {exc.start}), expected a CSV file") from None
+    except OSError as exc:
+        raise ctx.child(key).error(f"found {name!r}, which cannot be read "
+                                   f"({exc.strerror})") from None
+    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        raise ConfigError(name, None, "found no header row, expected a CSV file with a "
+                          "header row and at least two rows of values")
+    header_line, header = lines[0]
+    names = [c.strip() for c in next(csv.reader([header]))]
+    where = {}
+    for want in columns.values():
+        if want not in names:
+            raise ConfigError(name, f"line {header_line}", f"found columns "
+                              f"{', '.join(map(repr, names))}, expected a column {want!r}")
+        where[want] = names.index(want)
+    values: dict[str, list[float]] = {c: [] for c in columns.values()}
+    for n, row in zip((n for n, _ in lines[1:]), csv.reader(line for _, line in lines[1:]),
+                      strict=True):
+        for col, i in where.items():
+            cell = row[i].strip() if i < len(row) else ""
+            try:
+                value = float(cell)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                raise ConfigError(name, f"line {n}", f"column {col!r}: found {cell!r}, "
+                                  "expected a finite number")
+            values[col].append(value)
+    if len(values[next(iter(values))]) < 2:
+        raise ConfigError(name, None, f"found {len(lines) - 1} rows of values, expected at "
+                          "least two")
+    return {c: np.array(v) for c, v in values.items()}
+
+
+def _rows_after_header(path: Path) -> list[int]:
+    """The line numbers of the value rows of ``path`` (for errors found after reading)."""
+    text = path.read_text(encoding="utf-8-sig")
+    lines = [n for n, line in enumerate(text.splitlines(), 1)
+             if line.strip() and not line.lstrip().startswith("#")]
+    return lines[1:]
+
+
+def load_trace(cfg: dict[str, Any], train: Train, ctx: Context) -> Trace | None:
+    """Check a ``[scenario.trace]`` table (``ctx`` its context; its ``file`` is made
+    absolute in place, so that the resolved scenario runs from anywhere) and read the
+    trace; None without a file. Errors in the table name the key; errors in the CSV name
+    the file and the line."""
+    if cfg["file"] is None:
+        return None
+    path = resolve_path(ctx.base_dir, cfg["file"], ctx.child("file"))
+    cfg["file"] = str(path)
+    to_s = _unit_factor(cfg["time_unit"], "s", ctx.child("time_unit"))
+    models = [b.cls for b in train.batches]
+    if cfg["kind"] == "speed":
+        if cfg["controls"]:
+            raise ctx.child("controls").error("found controls with kind 'speed', expected "
+                                              "kind 'commands' to replay control levels")
+        if not any(TRACTION in m.controls for m in models):
+            raise ctx.child("kind").error(
+                f"found 'speed', but no vehicle of the train has a {TRACTION!r} control for "
+                "the trace driver to set; expected kind 'commands'")
+        to_mps = _unit_factor(cfg["speed_unit"], "m/s", ctx.child("speed_unit"))
+        force = cfg["force_per_level"]
+        if force is None:
+            force = _full_force(train, ctx.child("force_per_level"))
+        columns = {"time": cfg["time_column"], "speed": cfg["speed_column"]}
+    else:
+        if not cfg["controls"]:
+            raise ctx.child("controls").error("found none, expected control name = column "
+                                              "for kind 'commands'")
+        for control, column in cfg["controls"].items():
+            if not isinstance(column, str):
+                raise ctx.child("controls").child(control).error(
+                    f"found {column!r}, expected a column name (a string)")
+            if not any(control in m.controls for m in models):
+                offered = sorted({c for m in models for c in m.controls})
+                raise ctx.child("controls").child(control).error(
+                    f"found {control!r}, which no vehicle of the train has; expected one of "
+                    + ", ".join(offered))
+        columns = {"time": cfg["time_column"], **{f"control {c}": col
+                                                   for c, col in cfg["controls"].items()}}
+    data = _read_rows(path, columns, ctx, "file")
+    times = data[cfg["time_column"]] * to_s
+    rows = _rows_after_header(path)
+    step = np.diff(times)
+    if (step <= 0).any():
+        k = int(np.flatnonzero(step <= 0)[0]) + 1
+        raise ConfigError(str(path), f"line {rows[k]}", f"column {cfg['time_column']!r}: "
+                          f"found {data[cfg['time_column']][k]:g} after "
+                          f"{data[cfg['time_column']][k - 1]:g}, expected times that increase")
+    if cfg["kind"] == "speed":
+        speeds = data[cfg["speed_column"]] * to_mps
+        if (speeds < 0).any():
+            k = int(np.flatnonzero(speeds < 0)[0])
+            raise ConfigError(str(path), f"line {rows[k]}", f"column "
+                              f"{cfg['speed_column']!r}: found {data[cfg['speed_column']][k]:g}"
+                              ", expected a speed >= 0")
+        return Trace(str(path), "speed", times, speeds, force_per_level=force)
+    levels = []
+    for control, column in cfg["controls"].items():
+        values = data[column]
+        for m in models:
+            if control not in m.controls:
+                continue
+            c = control_of(m, control)
+            bad = np.flatnonzero((values < c.low) | (values > c.high))
+            if bad.size:
+                k = int(bad[0])
+                raise ConfigError(str(path), f"line {rows[k]}", f"column {column!r}: found "
+                                  f"{values[k]:g}, expected a {control} from {c.low:g} to "
+                                  f"{c.high:g} (the range {m.type_name} declares)")
+        levels.append((control, values))
+    return Trace(str(path), "commands", times, None, tuple(levels))
+
+
+def _full_force(train: Train, ctx: Context) -> float:
+    """The train's tractive force at full level from its vehicles' ``F_max`` or
+    ``max_force`` parameters (those with a ``traction_level``), N; a ConfigError at ``ctx``
+    where a vehicle type with the control declares neither."""
+    total = 0.0
+    for b in train.batches:
+        if TRACTION not in b.cls.controls:
+            continue
+        name = next((p for p in ("F_max", "max_force") if p in b.record.fields
+                     and (b.record.row(p) > 0).all()), None)
+        if name is None:
+            raise ctx.error(f"found none, and {b.cls.type_name} declares no F_max or "
+                            "max_force parameter above zero; expected the train's tractive "
+                            "force at full traction level (a force)")
+        total += float(b.record.row(name).sum())
+    return total
+
+
+def command_actions(trace: Trace, train: Train) -> list[Action]:
+    """A commands trace as driver actions: at each row's time, the levels that changed (all
+    at the first row), set on every vehicle that declares each control (one action per
+    set of vehicles)."""
+    holders = {control: tuple(i for i in range(train.count)
+                              if control in train.batches[train.batch_of[i]].cls.controls)
+               for control, _ in trace.levels}
+    actions = []
+    for k, t in enumerate(trace.times):
+        changed: dict[tuple[int, ...], list[tuple[str, float]]] = {}
+        for control, values in trace.levels:
+            if k == 0 or values[k] != values[k - 1]:
+                changed.setdefault(holders[control], []).append((control, float(values[k])))
+        for vehicles, controls in changed.items():
+            # (the first row holds from the drive's start, whenever the trace begins)
+            actions.append(Action(float(t) if k else 0.0, None, vehicles, None, None,
+                                  tuple(controls)))
+    return actions
+
+
+@njit(cache=True)
+def _at(times, values, t):  # pragma: no cover (compiled)
+    """``values`` at ``t``, linear between the samples at ``times``, held beyond them."""
+    n = times.size
+    if t <= times[0]:
+        return values[0]
+    if t >= times[n - 1]:
+        return values[n - 1]
+    k = np.searchsorted(times, t, side="right") - 1
+    share = (t - times[k]) / (times[k + 1] - times[k])
+    return values[k] + share * (values[k + 1] - values[k])
+
+
+@njit(cache=True)
+def _send(u, state):  # pragma: no cover (compiled)
+    """Whether the command ``u`` goes out (into the state): it changes by more than the
+    dead band, or to a bound."""
+    s = state[0]
+    c = s.command
+    if abs(u - c) < _DEADBAND and not ((u == -1.0 or u == 1.0) and u != c):
+        return 0
+    s.command = u
+    return 1
+
+
+@njit(DECIDE, cache=True)
+def follow(t, front, rear, speed, on_time, state, params,
+           table):  # pragma: no cover (compiled)
+    """The trace driver's decision at ``t`` (the train's front and the lead's speed; the
+    other arguments of the built-in driver's signature unused), on its state, interval
+    (``params``) and ``table`` (:data:`ROWS` rows: the trace, its log, its settings).
+
+    The force it wants is the effective mass times the recorded acceleration over the
+    coming time constant (feed-forward) plus the speed error over the time constant
+    (feedback), plus an integral of the error (the resistance and grade forces it learns);
+    the level is that force over the force per level, traction above zero, brake below.
+    Returns 1 where its command changed, else 0."""
+    s, p = state[0], params[0]
+    if s.on == 0.0 or t < s.next - 1e-9:
+        return 0
+    interval = p.interval
+    dt = interval if s.next > 0 else 0.0
+    s.next = t + interval
+    times, speeds = table[T_TIME], table[T_SPEED]
+    mass, per_level = table[SETTINGS, 0], table[SETTINGS, 1]
+    tau, integral_time = table[SETTINGS, 2], table[SETTINGS, 3]
+    recorded = _at(times, speeds, t)
+    ahead = _at(times, speeds, t + tau)
+    s.target = recorded
+    error = recorded - speed
+    # (the recorded acceleration over the time constant ahead: a lead jerked by its
+    # couplers' slack records a speed too rough to differentiate over one interval)
+    wanted = mass * ((ahead - recorded) / tau + error / tau)
+    u = (wanted + s.integral) / per_level
+    if -1.0 < u < 1.0:  # integrate only when not saturated (no wind-up)
+        s.integral += mass * error / integral_time * dt
+        u = (wanted + s.integral) / per_level
+    if ahead <= 0.0 and recorded <= 0.0 and speed < table[SETTINGS, 4]:
+        u = -1.0  # the trace stands still: hold the train with the full brake
+        s.integral = 0.0
+    k = 0 if t <= times[0] else np.searchsorted(times, t, side="right") - 1
+    table[L_TIME, k] = t
+    table[L_FRONT, k] = front
+    table[L_SPEED, k] = speed
+    table[L_WANTED, k] = u
+    table[L_RECORDED, k] = recorded
+    return _send(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), state)
+
+
+class TraceDriver:
+    """The trace driver of one run (kind ``speed``): its settings, its run state and its
+    table (trace, log, settings), which the event loop's decisions and Python share. It
+    stands where the built-in driver stands (:class:`~rrscore.driving.program.
+    DriverProgram` takes either)."""
+
+    #: It keeps no timetable (the loop takes its decisions itself).
+    timetable = None
+
+    def __init__(self, cfg: Mapping[str, Any], trace: Trace, train: Train) -> None:
+        self.trace = trace
+        self.tolerance = cfg["tolerance"]
+        n = trace.times.size
+        width = max(n, 5)
+        table = np.full((ROWS, width), np.nan)
+        table[T_TIME, :n], table[T_SPEED, :n] = trace.times, trace.speeds
+        if n < width:  # (the settings row needs five places: pad the trace with its last row)
+            table[T_TIME, n:] = trace.times[-1] + np.arange(1, width - n + 1)
+            table[T_SPEED, n:] = trace.speeds[-1]
+        #: Rows :data:`T_TIME` ... :data:`SETTINGS` (see there).
+        self.table = np.ascontiguousarray(table)
+        self.params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+        self.params[0].interval = cfg["update_interval"]
+        #: The run state (:data:`DRIVER_STATE`: integral, command, next, target used).
+        self.state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
+        self.state[0].on = 1.0
+        self.state[0].target = math.nan
+        #: The mass the missing force is worked from: the train's, with its wheelsets'
+        #: rotating inertia as mass at the rail, kg.
+        self.mass = float(train.total_mass + train.axle_mass_equiv.sum())
+        self.table[SETTINGS, :5] = (self.mass, trace.force_per_level, cfg["time_constant"],
+                               cfg["integral_time"], _CRAWL)
+        self.users = {name: [b for b, batch in enumerate(train.batches)
+                             if name in batch.cls.controls] for name in (TRACTION, BRAKE)}
+
+    @property
+    def enabled(self) -> bool:
+        """Whether it drives (a driver's action switches it off and on)."""
+        return self.state[0].on != 0.0
+
+    @enabled.setter
+    def enabled(self, on: bool) -> None:
+        self.state[0].on = 1.0 if on else 0.0
+
+    @property
+    def command(self) -> float:
+        """The last command: traction level above zero, brake level below."""
+        return float(self.state[0].command)
+
+    @property
+    def next_time(self) -> float:
+        """When it decides next, s."""
+        return float(self.state[0].next)
+
+    def update(self, t: float, front: float, rear: float, speed: float) -> bool:
+        """Decide at time ``t`` (:func:`follow`); return whether the command changed."""
+        return bool(follow(t, front, rear, speed, math.inf, self.state, self.params,
+                           self.table))
+
+    def levels(self) -> tuple[tuple[str, float], tuple[str, float]]:
+        """The levels of the present command: traction above zero, brake below."""
+        return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
+
+    def log(self) -> dict[str, np.ndarray]:
+        """The decisions logged, in time order (one per trace sample at most: the last
+        that fell on it): ``time``, ``front``, ``speed``, ``wanted``, ``recorded``."""
+        tb = self.table
+        kept = np.isfinite(tb[L_TIME])
+        return {"time": tb[L_TIME, kept], "front": tb[L_FRONT, kept],
+                "speed": tb[L_SPEED, kept], "wanted": tb[L_WANTED, kept],
+                "recorded": tb[L_RECORDED, kept]}
+
+    def report(self) -> dict[str, Any]:
+        """The summary's figures: ``trace_shortfalls``, each interval where the train could
+        not follow (``behind``: at full traction and slower than the trace by more than
+        the tolerance; ``ahead``: at full brake and faster), with its start and end time
+        and front position, the largest speed error (recorded less actual, m/s) and when
+        and where it was, and the largest missing force and power; and
+        ``trace_speed_error``, the largest speed error of the whole drive.
+
+        The missing force of an interval is the effective mass (the train's and its
+        wheelsets' rotating inertia) times the recorded speed gain less the train's, over
+        the interval (from its first logged decision to the next decision after it): the
+        mean force the train lacked to accelerate (or brake) as recorded, resistance
+        changes with the speed error neglected. The missing power is that force times the
+        mean recorded speed over the interval."""
+        lg = self.log()
+        t, v, rec, wanted = lg["time"], lg["speed"], lg["recorded"], lg["wanted"]
+        if t.size == 0:
+            return {"trace_shortfalls": [], "trace_speed_error": None}
+        error = rec - v
+        worst = int(np.argmax(np.abs(error)))
+        largest = {"largest_mps": float(error[worst]), "time_s": float(t[worst]),
+                   "position_m": float(lg["front"][worst])}
+        side = np.where((wanted >= 1.0) & (error > self.tolerance), 1,
+                        np.where((wanted <= -1.0) & (error < -self.tolerance), -1, 0))
+        shortfalls = []
+        k = 0
+        while k < t.size:
+            if side[k] == 0:
+                k += 1
+                continue
+            end = k
+            while end + 1 < t.size and side[end + 1] == side[k]:
+                end += 1
+            close = min(end + 1, t.size - 1)
+            i = k + int(np.argmax(np.abs(error[k:end + 1])))
+            span = t[close] - t[k]
+            force = power = None
+            if span > 0:
+                grid = np.linspace(t[k], t[close], 64)
+                mean_rec = float(np.interp(grid, self.trace.times, self.trace.speeds).mean())
+                force = self.mass * ((rec[close] - rec[k]) - (v[close] - v[k])) / span
+                force, power = abs(force), abs(force) * mean_rec
+            shortfalls.append({
+                "kind": "behind" if side[k] > 0 else "ahead",
+                "start_s": float(t[k]), "end_s": float(t[close]),
+                "start_position_m": float(lg["front"][k]),
+                "end_position_m": float(lg["front"][close]),
+                "max_speed_error_mps": float(error[i]), "max_speed_error_time_s": float(t[i]),
+                "max_speed_error_position_m": float(lg["front"][i]),
+                "missing_force_N": force, "missing_power_W": power})
+            k = end + 1
+        return {"trace_shortfalls": shortfalls, "trace_speed_error": largest}
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def shortfall_note(summary: Mapping[str, Any]) -> str:
+    """The one-line result's part for a trace drive ('' for other drives): how many
+    shortfalls and the largest speed error."""
+    if "trace_shortfalls" not in summary:
+        return ""
+    n = len(summary["trace_shortfalls"])
+    worst = summary.get("trace_speed_error") or {}
+    error = abs(worst.get("largest_mps", 0.0)) * 3.6
+    if not n:
+        return f"; followed the trace (largest speed error {error:.1f} km/h)"
+    return (f"; could not follow the trace in {n} interval{'s' if n > 1 else ''} (largest "
+            f"speed error {error:.1f} km/h at {worst.get('time_s', 0.0):.0f} s: see "
+            "summary.json trace_shortfalls)")
