@@ -76,7 +76,8 @@ TRACE_SCHEMA = {
 TRACTION, BRAKE = "traction_level", "brake_level"
 
 #: Rows of the trace driver's table (:attr:`TraceDriver.table`): the trace (times,
-#: speeds), what it logged at the decision that last fell on each sample (the decision's
+#: speeds, padded with its last row), what it logged at each decision (a column per
+#: update interval from the trace's start, the last column for all after: the decision's
 #: time, the front's position, the lead's speed, the command it wanted before limiting,
 #: the recorded speed then), and its settings (first entries of the last row: the
 #: effective mass, the force per level, the time constant, the integral time, the crawl
@@ -343,7 +344,8 @@ def follow(t, front, rear, speed, on_time, state, params,
     if ahead <= 0.0 and recorded <= 0.0 and speed < table[SETTINGS, 4]:
         u = -1.0  # the trace stands still: hold the train with the full brake
         s.integral = 0.0
-    k = 0 if t <= times[0] else np.searchsorted(times, t, side="right") - 1
+    # (a slot per decision over the trace's span; beyond it, the last slot)
+    k = min(max(int((t - times[0]) / interval + 1e-6), 0), times.size - 1)
     table[L_TIME, k] = t
     table[L_FRONT, k] = front
     table[L_SPEED, k] = speed
@@ -365,10 +367,13 @@ class TraceDriver:
         self.trace = trace
         self.tolerance = cfg["tolerance"]
         n = trace.times.size
-        width = max(n, 5)
+        # room for a logged decision per interval over the trace's span, for the trace and
+        # for the five settings (the trace padded with its last row: it holds)
+        span = trace.times[-1] - trace.times[0]
+        width = max(n, 5, int(span / cfg["update_interval"]) + 2)
         table = np.full((ROWS, width), np.nan)
         table[T_TIME, :n], table[T_SPEED, :n] = trace.times, trace.speeds
-        if n < width:  # (the settings row needs five places: pad the trace with its last row)
+        if n < width:
             table[T_TIME, n:] = trace.times[-1] + np.arange(1, width - n + 1)
             table[T_SPEED, n:] = trace.speeds[-1]
         #: Rows :data:`T_TIME` ... :data:`SETTINGS` (see there).
@@ -416,8 +421,7 @@ class TraceDriver:
         return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
 
     def log(self) -> dict[str, np.ndarray]:
-        """The decisions logged, in time order (one per trace sample at most: the last
-        that fell on it): ``time``, ``front``, ``speed``, ``wanted``, ``recorded``."""
+        """The decisions logged, in time order (after the trace's end, only the last): ``time``, ``front``, ``speed``, ``wanted``, ``recorded``."""
         tb = self.table
         kept = np.isfinite(tb[L_TIME])
         return {"time": tb[L_TIME, kept], "front": tb[L_FRONT, kept],
