@@ -421,7 +421,8 @@ class TraceDriver:
         return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
 
     def log(self) -> dict[str, np.ndarray]:
-        """The decisions logged, in time order (after the trace's end, only the last): ``time``, ``front``, ``speed``, ``wanted``, ``recorded``."""
+        """The decisions logged, in time order (after the trace's end, only the last):
+        ``time``, ``front``, ``speed``, ``wanted``, ``recorded``."""
         tb = self.table
         kept = np.isfinite(tb[L_TIME])
         return {"time": tb[L_TIME, kept], "front": tb[L_FRONT, kept],
