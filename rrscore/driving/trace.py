@@ -285,7 +285,7 @@ def command_actions(trace: Trace, train: Train) -> list[Action]:
 
 
 @njit(cache=True)
-def _at(times, values, t):  # pragma: no cover (compiled)
+def speed_at(times, values, t):  # pragma: no cover (compiled)
     """``values`` at ``t``, linear between the samples at ``times``, held beyond them."""
     n = times.size
     if t <= times[0]:
@@ -330,8 +330,8 @@ def follow(t, front, rear, speed, on_time, state, params,
     times, speeds = table[T_TIME], table[T_SPEED]
     mass, per_level = table[SETTINGS, 0], table[SETTINGS, 1]
     tau, integral_time = table[SETTINGS, 2], table[SETTINGS, 3]
-    recorded = _at(times, speeds, t)
-    ahead = _at(times, speeds, t + tau)
+    recorded = speed_at(times, speeds, t)
+    ahead = speed_at(times, speeds, t + tau)
     s.target = recorded
     error = recorded - speed
     # (the recorded acceleration over the time constant ahead: a lead jerked by its

@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import CONFIGS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rrscore.driving.trace import shortfall_note
+from rrscore.driving.trace import TraceDriver, follow, shortfall_note, speed_at
 from rrscore.model.config import Context
 from rrscore.model.errors import ConfigError
 from rrscore.model.units import G
@@ -204,3 +206,27 @@ def test_a_trace_with_the_built_in_driver_on_is_refused(tmp_path):
     with pytest.raises(ConfigError) as err:
         scenario_from_table(table, Context("s.toml", "scenario", tmp_path))
     assert err.value.key == "scenario.autodriver.mode"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0.01, 100.0), st.floats(0.0, 50.0)), min_size=2,
+                max_size=30),
+       st.floats(-10.0, 3000.0))
+def test_the_recorded_speed_between_samples_is_linear_and_held_beyond(rows, t):
+    times = np.cumsum([dt for dt, _ in rows])
+    speeds = np.array([v for _, v in rows])
+    assert speed_at(times, speeds, t) == pytest.approx(np.interp(t, times, speeds), abs=1e-9)
+
+
+def test_the_compiled_decision_is_the_written_function(tmp_path):
+    # the same decisions, compiled and as Python, along a drive's worth of inputs
+    sc = _light_engine(tmp_path, [(0, 0.0), (30, 15.0), (50, 15.0), (80, 0.0)])
+    drivers = [TraceDriver(sc.config["trace"], sc.trace, sc.train) for _ in range(2)]
+    rng = np.random.default_rng(7)
+    for t in np.arange(0.0, 90.0, 0.5):
+        speed, front = float(rng.uniform(0, 16)), float(t * 8)
+        got = [fn(t, front, front - 30, speed, np.inf, d.state, d.params, d.table)
+               for fn, d in zip((follow, follow.py_func), drivers, strict=True)]
+        assert got[0] == got[1]
+        assert drivers[0].command == pytest.approx(drivers[1].command, abs=1e-12)
+    np.testing.assert_allclose(drivers[0].table, drivers[1].table, equal_nan=True)
