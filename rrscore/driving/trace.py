@@ -14,8 +14,8 @@ columns with their units:
   shortfall, reported with its interval, position, largest speed error and the force and
   power missing (:meth:`TraceDriver.report`).
 * ``kind = "commands"``: each recorded control level is set at its time on every vehicle
-  that declares the control (as a driver program's ``set``): one driver action per row
-  where a level changes, each a ``driver`` event.
+  that declares the control (as a driver program's ``set``), at each row where a level
+  changes, each change a ``driver`` event (:class:`CommandReplay`).
 
 Times are the drive's simulated times; before the first row the first row holds, after
 the last the last.
@@ -36,6 +36,7 @@ from numba import njit
 from ..engine.adapters import DECIDE, DRIVER_PARAMS, DRIVER_STATE
 from ..model.config import Context, FreeTable, Param, resolve_path
 from ..model.errors import ConfigError
+from ..model.events import Event
 from ..model.train import Train
 from ..model.units import UnitError, convert, dimension_name
 from ..model.vehicle import control_of
@@ -265,9 +266,9 @@ def _full_force(train: Train, ctx: Context) -> float:
 
 
 def command_actions(trace: Trace, train: Train) -> list[Action]:
-    """A commands trace as driver actions: at each row's time, the levels that changed (all
-    at the first row), set on every vehicle that declares each control (one action per
-    set of vehicles)."""
+    """A commands trace as driver actions, in time order: at each row's time, the levels
+    that changed (all at the first row, from the drive's start), set on every vehicle
+    that declares each control (one action per set of vehicles)."""
     holders = {control: tuple(i for i in range(train.count)
                               if control in train.batches[train.batch_of[i]].cls.controls)
                for control, _ in trace.levels}
@@ -282,6 +283,52 @@ def command_actions(trace: Trace, train: Train) -> list[Action]:
             actions.append(Action(float(t) if k else 0.0, None, vehicles, None, None,
                                   tuple(controls)))
     return actions
+
+
+class CommandReplay:
+    """A command trace replayed in a run: its changes (:func:`command_actions`) set at
+    their times, through the train system's inputs as a driver program's ``set``, each a
+    ``driver`` event. A cursor walks the changes in time order, so that a long trace
+    costs a control step nothing until its next change (a driver program looks at each
+    of its actions at every step)."""
+
+    def __init__(self, trace: Trace, train: Train, system: Any) -> None:
+        self.system = system
+        #: The changes, in time order (driver actions: time, vehicles, controls).
+        self.changes = command_actions(trace, train)
+        self.times = np.array([a.time for a in self.changes])
+        #: (batch index, rows) for each set of vehicles a change addresses.
+        self.targets: dict[tuple[int, ...], list[tuple[int, np.ndarray]]] = {}
+        for a in self.changes:
+            if a.vehicles not in self.targets:
+                vehicles = np.array(a.vehicles)
+                self.targets[a.vehicles] = [
+                    (int(b), train.row_of[vehicles[train.batch_of[vehicles] == b]])
+                    for b in np.unique(train.batch_of[vehicles])]
+        #: The next change to apply (an array: a run's snapshot copies it).
+        self.cursor = np.zeros(1, dtype=np.int64)
+
+    @property
+    def next_time(self) -> float:
+        """When the next change is due (inf after the last), s."""
+        k = int(self.cursor[0])
+        return float(self.times[k]) if k < self.times.size else math.inf
+
+    def apply_due(self, t: float) -> bool:
+        """Set every change due by ``t``; whether there was one."""
+        k = int(self.cursor[0])
+        start = k
+        while k < self.times.size and self.times[k] <= t + 1e-9:
+            a = self.changes[k]
+            for b, rows in self.targets[a.vehicles]:
+                for name, value in a.controls:
+                    self.system.set_input(b, rows, name, value, t)
+            self.system.log.append(Event(t, "driver", vehicle=a.vehicles[0]
+                                         if len(a.vehicles) == 1 else -1,
+                                         detail="trace: " + a.describe()))
+            k += 1
+        self.cursor[0] = k
+        return k > start
 
 
 @njit(cache=True)

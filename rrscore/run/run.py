@@ -27,7 +27,7 @@ import numpy as np
 
 from ..driving.autodriver import AutoDriver, decide
 from ..driving.program import DriverProgram
-from ..driving.trace import TraceDriver, follow
+from ..driving.trace import CommandReplay, TraceDriver, follow
 from ..engine import loop
 from ..engine import multibody as mb
 from ..engine.stability import fastest_mode
@@ -65,8 +65,8 @@ class Snapshot:
 
 
 #: Everything a run changes as it goes; :meth:`Run.snapshot` copies these.
-_STATE = ("train", "system", "clock", "work", "driver", "n_control", "moved", "stop_reason",
-          "error", "_emitted", "_last_event")
+_STATE = ("train", "system", "clock", "work", "driver", "replay", "n_control", "moved",
+          "stop_reason", "error", "_emitted", "_last_event")
 
 
 class Run:
@@ -161,6 +161,10 @@ class Run:
             self.driver = DriverProgram(scenario.actions, tr, system,
                                         None if auto["mode"] == "off"
                                         else AutoDriver(auto, tr, scenario.route))
+        #: A command trace's levels, set at their times (``[scenario.trace]``, kind
+        #: commands), or None.
+        self.replay = (CommandReplay(trace, tr, system)
+                       if trace is not None and trace.kind == "commands" else None)
         autodriver = self.driver.autodriver
         if isinstance(autodriver, AutoDriver) and autodriver.timetable is None:
             system.drive_with(decide, autodriver.state, autodriver.params, autodriver.sections)
@@ -333,6 +337,8 @@ class Run:
         auto = drv.autodriver
         if auto is not None and auto.timetable is not None and auto.enabled:
             limit = min(limit, auto.next_time)
+        if self.replay is not None:
+            limit = min(limit, self.replay.next_time)
         front, above, below = self.scenario.route.length, math.inf, -math.inf
         if self.scenario.stop_position is not None:
             front = min(front, self.scenario.stop_position)
@@ -363,6 +369,8 @@ class Run:
         rear = float(y[system.lay.sx + tr.count - 1] - tr.half_length[-1])
         lead = float(y[system.lay.sv])
         acted = self.driver.drive(t, front, rear, lead)
+        if self.replay is not None:  # (before the program: its actions have the last word)
+            acted = self.replay.apply_due(t) or acted
         acted = self.driver.apply_due(t, front, lead) or acted
         system.step_plugins(t, self.control_step, y)
         system.air_before(t, y)

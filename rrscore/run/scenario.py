@@ -16,7 +16,7 @@ import tomli_w
 
 from ..driving.autodriver import AUTODRIVER_SCHEMA, check_autodriver
 from ..driving.program import ACTION_SCHEMA, Action, check_actions
-from ..driving.trace import TRACE_SCHEMA, Trace, command_actions, load_trace
+from ..driving.trace import TRACE_SCHEMA, Trace, load_trace
 from ..model.config import (
     Context,
     Include,
@@ -393,8 +393,6 @@ def scenario_from_table(data: dict[str, Any], ctx: Context,
             raise ctx.child("autodriver").child("mode").error(
                 f"found {cfg['autodriver']['mode']!r} with a trace to drive to "
                 "(trace.file), expected 'off': one driver at a time")
-        if trace.kind == "commands":
-            actions = [*command_actions(trace, train), *actions]
     _check_counts(cfg, registry.solvers[solver].adaptive, ctx)
     scenario = Scenario(freeze(cfg), ctx.file, route, tuple(actions), position, stop_position,
                         all_dirs, registry, warnings=warnings, trace=trace)

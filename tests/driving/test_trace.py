@@ -14,6 +14,7 @@ from rrscore.model.config import Context
 from rrscore.model.errors import ConfigError
 from rrscore.model.units import G
 from rrscore.run.drive import Drive
+from rrscore.run.run import Run
 from rrscore.run.scenario import load_scenario, scenario_from_table
 
 #: The replay's front within this share of the recorded drive's distance of the recorded
@@ -230,3 +231,28 @@ def test_the_compiled_decision_is_the_written_function(tmp_path):
         assert got[0] == got[1]
         assert drivers[0].command == pytest.approx(drivers[1].command, abs=1e-12)
     np.testing.assert_allclose(drivers[0].table, drivers[1].table, equal_nan=True)
+
+
+def test_a_command_trace_restored_from_a_snapshot_runs_the_same_again(tmp_path):
+    throttle = np.round(0.5 + 0.5 * np.sin(np.arange(120) / 7.0), 3)
+    (tmp_path / "levels.csv").write_text(
+        "t,throttle\n" + "".join(f"{t},{v}\n" for t, v in enumerate(throttle)))
+    table = {
+        "train": {"vehicles": [{"config": str(CONFIGS / "vehicles/simple_loco.toml")}]},
+        "route": {"elements": [{"length": "30 km"}]},
+        "trace": {"file": "levels.csv", "kind": "commands", "time_column": "t",
+                  "controls": {"traction_level": "throttle"}},
+        "stop": {"max_time": 120.0},
+    }
+    run = Run(scenario_from_table(table, Context("s.toml", "scenario", tmp_path)))
+    run.advance(40.0)
+    snap = run.snapshot()
+    run.advance()
+    first = (run.t, run.y.copy(), len(run.system.log))
+    run.restore(snap)
+    run.advance()
+    assert run.t == first[0]
+    np.testing.assert_array_equal(run.y, first[1])
+    changes = 1 + np.count_nonzero(np.diff(throttle))  # the first row and each change
+    assert [e.kind for e in run.system.log] == ["driver"] * changes
+    assert len(run.system.log) == first[2]
