@@ -114,6 +114,9 @@ def _refuse_what_it_cannot_run(cfg: dict, ctx: Context) -> None:
     if cfg["autodriver"]["mode"] != "off":
         raise ctx.child("autodriver").child("mode").error(
             f"found {cfg['autodriver']['mode']!r}, expected 'off'{why}")
+    if cfg["trace"]["file"] is not None:
+        raise ctx.child("trace").child("file").error(
+            f"found {cfg['trace']['file']!r}, expected none{why}")
     if cfg["environment"]["wind"] != 0.0:
         raise ctx.child("environment").child("wind").error(
             f"found {cfg['environment']['wind']:g} m/s, expected 0{why}, without air drag "

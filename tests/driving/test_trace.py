@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import CONFIGS
+from conftest import CONFIGS, car_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +16,7 @@ from rrscore.model.units import G
 from rrscore.run.drive import Drive
 from rrscore.run.run import Run
 from rrscore.run.scenario import load_scenario, scenario_from_table
+from rrscore.yard.eventscenario import yard_from_scenario
 
 #: The replay's front within this share of the recorded drive's distance of the recorded
 #: front, at every recorded time and at the end (issue 48: "within 0.5 %").
@@ -256,3 +257,19 @@ def test_a_command_trace_restored_from_a_snapshot_runs_the_same_again(tmp_path):
     changes = 1 + np.count_nonzero(np.diff(throttle))  # the first row and each change
     assert [e.kind for e in run.system.log] == ["driver"] * changes
     assert len(run.system.log) == first[2]
+
+
+def test_a_trace_with_the_free_car_engine_is_refused_naming_the_key(tmp_path):
+    (tmp_path / "hb.csv").write_text("time_s,hb\n0,0\n10,1\n")
+    table = {
+        "train": {"vehicles": [{"config": car_config()}]},
+        "route": {"elements": [{"length": "2 km"}]},
+        "dynamics": "events",
+        "start": {"position": "1 km"},
+        "trace": {"file": "hb.csv", "kind": "commands", "controls": {"hand_brake": "hb"}},
+        "stop": {"max_time": 60.0},
+    }
+    scenario = scenario_from_table(table, Context("s.toml", "scenario", tmp_path))
+    with pytest.raises(ConfigError, match=r"scenario\.trace\.file: found .*hb\.csv.*"
+                       "expected none; the free-car engine"):
+        yard_from_scenario(scenario)
