@@ -117,11 +117,13 @@ def _unit_factor(unit: str, si: str, ctx: Context) -> float:
                         f"({exc})") from None
 
 
-def _read_rows(path: Path, columns: dict[str, str], ctx: Context,
+def _read_rows(path: Path, columns: dict[str, Context], ctx: Context,
                key: str) -> dict[str, np.ndarray]:
-    """The named columns of the CSV file ``path`` as floats, by column name; each problem
-    is a ConfigError naming the file and line (``key`` the config key that names the
-    file, for a file that cannot be read)."""
+    """The named columns of the CSV file ``path`` as floats, by column name (``columns``:
+    each name with the context of the config key that names it); a value that cannot be
+    used is a ConfigError naming the CSV file and line, a column it lacks one naming the
+    config key (and the file's header line), and a file that cannot be read one naming
+    ``key``."""
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -142,12 +144,13 @@ def _read_rows(path: Path, columns: dict[str, str], ctx: Context,
     header_line, header = lines[0]
     names = [c.strip() for c in next(csv.reader([header]))]
     where = {}
-    for want in columns.values():
+    for want, named in columns.items():
         if want not in names:
-            raise ConfigError(name, f"line {header_line}", f"found columns "
-                              f"{', '.join(map(repr, names))}, expected a column {want!r}")
+            raise named.error(f"found {want!r}, but the header of {name} (line "
+                              f"{header_line}) has the columns "
+                              f"{', '.join(map(repr, names))}; expected one of them")
         where[want] = names.index(want)
-    values: dict[str, list[float]] = {c: [] for c in columns.values()}
+    values: dict[str, list[float]] = {c: [] for c in columns}
     for n, row in zip((n for n, _ in lines[1:]), csv.reader(line for _, line in lines[1:]),
                       strict=True):
         for col, i in where.items():
@@ -157,13 +160,20 @@ def _read_rows(path: Path, columns: dict[str, str], ctx: Context,
             except ValueError:
                 value = math.nan
             if not math.isfinite(value):
-                raise ConfigError(name, f"line {n}", f"column {col!r}: found {cell!r}, "
-                                  "expected a finite number")
+                raise ConfigError(name, f"line {n}", f"{_column(col, columns[col])}: "
+                                  f"found {cell!r}, expected a finite number")
             values[col].append(value)
     if len(values[next(iter(values))]) < 2:
         raise ConfigError(name, None, f"found {len(lines) - 1} rows of values, expected at "
                           "least two")
     return {c: np.array(v) for c, v in values.items()}
+
+
+def _column(column: str, named: Context) -> str:
+    """A CSV column in an error, with the config key that names it (the mistake may be
+    the key's)."""
+    where = ": ".join(p for p in (named.file, named.path) if p)
+    return f"column {column!r} (read as {where})"
 
 
 def _rows_after_header(path: Path) -> list[int]:
@@ -197,7 +207,8 @@ def load_trace(cfg: dict[str, Any], train: Train, ctx: Context) -> Trace | None:
         force = cfg["force_per_level"]
         if force is None:
             force = _full_force(train, ctx.child("force_per_level"))
-        columns = {"time": cfg["time_column"], "speed": cfg["speed_column"]}
+        columns = {cfg["time_column"]: ctx.child("time_column"),
+                   cfg["speed_column"]: ctx.child("speed_column")}
     else:
         if not cfg["controls"]:
             raise ctx.child("controls").error("found none, expected control name = column "
@@ -211,24 +222,26 @@ def load_trace(cfg: dict[str, Any], train: Train, ctx: Context) -> Trace | None:
                 raise ctx.child("controls").child(control).error(
                     f"found {control!r}, which no vehicle of the train has; expected one of "
                     + ", ".join(offered))
-        columns = {"time": cfg["time_column"], **{f"control {c}": col
-                                                   for c, col in cfg["controls"].items()}}
+        columns = {cfg["time_column"]: ctx.child("time_column"),
+                   **{col: ctx.child("controls").child(c)
+                      for c, col in cfg["controls"].items()}}
     data = _read_rows(path, columns, ctx, "file")
     times = data[cfg["time_column"]] * to_s
     rows = _rows_after_header(path)
     step = np.diff(times)
     if (step <= 0).any():
         k = int(np.flatnonzero(step <= 0)[0]) + 1
-        raise ConfigError(str(path), f"line {rows[k]}", f"column {cfg['time_column']!r}: "
+        raise ConfigError(str(path), f"line {rows[k]}",
+                          f"{_column(cfg['time_column'], columns[cfg['time_column']])}: "
                           f"found {data[cfg['time_column']][k]:g} after "
                           f"{data[cfg['time_column']][k - 1]:g}, expected times that increase")
     if cfg["kind"] == "speed":
         speeds = data[cfg["speed_column"]] * to_mps
         if (speeds < 0).any():
             k = int(np.flatnonzero(speeds < 0)[0])
-            raise ConfigError(str(path), f"line {rows[k]}", f"column "
-                              f"{cfg['speed_column']!r}: found {data[cfg['speed_column']][k]:g}"
-                              ", expected a speed >= 0")
+            raise ConfigError(str(path), f"line {rows[k]}",
+                              f"{_column(cfg['speed_column'], columns[cfg['speed_column']])}: "
+                              f"found {data[cfg['speed_column']][k]:g}, expected a speed >= 0")
         return Trace(str(path), "speed", times, speeds, force_per_level=force)
     levels = []
     for control, column in cfg["controls"].items():
@@ -240,7 +253,8 @@ def load_trace(cfg: dict[str, Any], train: Train, ctx: Context) -> Trace | None:
             bad = np.flatnonzero((values < c.low) | (values > c.high))
             if bad.size:
                 k = int(bad[0])
-                raise ConfigError(str(path), f"line {rows[k]}", f"column {column!r}: found "
+                raise ConfigError(str(path), f"line {rows[k]}",
+                                  f"{_column(column, columns[column])}: found "
                                   f"{values[k]:g}, expected a {control} from {c.low:g} to "
                                   f"{c.high:g} (the range {m.type_name} declares)")
         levels.append((control, values))

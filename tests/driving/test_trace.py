@@ -151,7 +151,6 @@ def test_a_trace_the_train_can_follow_has_no_shortfall(tmp_path):
 
 
 @pytest.mark.parametrize(("text", "where", "found"), [
-    ("t,speed\n0,1\n1,2\n", "line 1", "expected a column 'v'"),
     ("t,v\n0,1\n1,fast\n2,3\n", "line 3", "found 'fast'"),
     ("t,v\n0,1\n# a comment\n2,2\n1,3\n", "line 5", "expected times that increase"),
     ("t,v\n0,1\n1,-2\n", "line 3", "expected a speed >= 0"),
@@ -177,6 +176,8 @@ def test_a_bad_trace_file_is_one_line_naming_the_file_and_line(tmp_path, text, w
 @pytest.mark.parametrize(("trace", "key", "found"), [
     ({"file": "none.csv"}, "scenario.trace.file", "expected an existing CSV file"),
     ({"file": "ok.csv", "speed_unit": "kg"}, "scenario.trace.speed_unit", "found 'kg'"),
+    ({"file": "ok.csv", "speed_column": "v_kmh"}, "scenario.trace.speed_column",
+     "found 'v_kmh', but the header of"),
     ({"file": "ok.csv", "time_unit": "degC"}, "scenario.trace.time_unit", "found 'degC'"),
     ({"file": "ok.csv", "kind": "commands"}, "scenario.trace.controls", "found none"),
     ({"file": "ok.csv", "kind": "commands", "controls": {"throttle": "v"}},
