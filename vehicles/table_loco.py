@@ -93,45 +93,71 @@ def ramp(level, up, down, step):  # pragma: no cover (compiled)
     return min(max(level + (up - down) * step, 0.0), 1.0)
 
 
+@kernel(inline=True)
+def tractive_force(veh, i, level):  # pragma: no cover (compiled)
+    """Vehicle ``i``'s tractive force (N) at throttle ``level`` and its speed: its curve, or
+    ``level * max_force`` without one, capped by ``max_power`` (see the module's
+    docstring)."""
+    v = veh.v[i]
+    force = curve_force(level, abs(v), veh.curve_throttle[i], veh.curve_speed[i],
+                        veh.curve_force[i])
+    if force != force:  # no curve: the throttle scales force and power alike
+        return level * power_cap(veh.max_force[i], veh.max_power[i], v)
+    return power_cap(max(force, 0.0), veh.max_power[i], v)
+
+
+@kernel(inline=True)
+def dynamic_force(veh, i, level):  # pragma: no cover (compiled)
+    """Vehicle ``i``'s dynamic brake force (N, a magnitude) at dynamic brake ``level`` and
+    its speed: its curve, or ``level * dynamic_brake_force`` without one, capped by
+    ``dynamic_brake_power``; nothing below ``dynamic_brake_min_speed`` or at level 0."""
+    v = veh.v[i]
+    s = abs(v)
+    if level <= 0.0 or s < veh.dynamic_brake_min_speed[i]:
+        return 0.0
+    dyn = curve_force(level, s, veh.dynamic_brake_curve_level[i],
+                      veh.dynamic_brake_curve_speed[i], veh.dynamic_brake_curve_force[i])
+    if dyn != dyn:
+        return level * power_cap(veh.dynamic_brake_force[i], veh.dynamic_brake_power[i], v)
+    return power_cap(max(dyn, 0.0), veh.dynamic_brake_power[i], v)
+
+
+@kernel(inline=True)
+def move_levels(veh, i, dt):  # pragma: no cover (compiled)
+    """Vehicle ``i``'s throttle, dynamic brake and brake levels moved by the keys held
+    over a control step ``dt``."""
+    rate = veh.level_rate[i] * dt
+    veh.throttle[i] = ramp(veh.throttle[i], veh.throttle_up[i], veh.throttle_down[i], rate)
+    veh.dynamic_brake_level[i] = ramp(veh.dynamic_brake_level[i], veh.dynamic_brake_up[i],
+                                      veh.dynamic_brake_down[i], rate)
+    veh.brake_level[i] = ramp(veh.brake_level[i], veh.brake_up[i], veh.brake_down[i], rate)
+
+
+@kernel(inline=True)
+def apply_forces(veh, i, force, dyn):  # pragma: no cover (compiled)
+    """Traction ``force`` and dynamic brake ``dyn`` (a magnitude, against the motion) on
+    vehicle ``i``'s driven axles, its brake on every axle, and the force signals."""
+    v = veh.v[i]
+    drive = force - (1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)) * dyn
+    k = veh.axles
+    driven = k if veh.drive_axles[i] < 1.0 else min(int(veh.drive_axles[i]), k)
+    for j in range(1, k + 1):
+        veh.q_a[i, j] = drive * veh.wheel_radius[i] / driven if j <= driven else 0.0
+        veh.q_r[i, j] = veh.brake_level[i] * veh.brake_force[i] * veh.wheel_radius[i] / k
+    veh.traction_force_N[i] = force
+    veh.dynamic_brake_force_N[i] = dyn
+
+
 def step(t, dt, veh):  # pragma: no cover (compiled)
     """The control step: the levels the keys move, traction or the dynamic brake from the
     tables, the locomotive brake."""
     for i in range(veh.count):
-        rate = veh.level_rate[i] * dt
-        veh.throttle[i] = ramp(veh.throttle[i], veh.throttle_up[i], veh.throttle_down[i], rate)
-        veh.dynamic_brake_level[i] = ramp(veh.dynamic_brake_level[i], veh.dynamic_brake_up[i],
-                                          veh.dynamic_brake_down[i], rate)
-        veh.brake_level[i] = ramp(veh.brake_level[i], veh.brake_up[i], veh.brake_down[i], rate)
-        v = veh.v[i]
-        s = abs(v)
-        level = veh.throttle[i]
-        force = curve_force(level, s, veh.curve_throttle[i], veh.curve_speed[i],
-                            veh.curve_force[i])
-        if force != force:  # no curve: the throttle scales force and power alike
-            force = level * power_cap(veh.max_force[i], veh.max_power[i], v)
-        else:
-            force = power_cap(max(force, 0.0), veh.max_power[i], v)
+        move_levels(veh, i, dt)
         d = veh.dynamic_brake_level[i]
-        dyn = 0.0
         if d > 0.0:  # the motors generate: no traction
-            force = 0.0
-            if s >= veh.dynamic_brake_min_speed[i]:
-                dyn = curve_force(d, s, veh.dynamic_brake_curve_level[i],
-                                  veh.dynamic_brake_curve_speed[i],
-                                  veh.dynamic_brake_curve_force[i])
-                if dyn != dyn:
-                    dyn = d * power_cap(veh.dynamic_brake_force[i],
-                                        veh.dynamic_brake_power[i], v)
-                else:
-                    dyn = power_cap(max(dyn, 0.0), veh.dynamic_brake_power[i], v)
-        drive = force - (1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)) * dyn
-        k = veh.axles
-        driven = k if veh.drive_axles[i] < 1.0 else min(int(veh.drive_axles[i]), k)
-        for j in range(1, k + 1):
-            veh.q_a[i, j] = drive * veh.wheel_radius[i] / driven if j <= driven else 0.0
-            veh.q_r[i, j] = veh.brake_level[i] * veh.brake_force[i] * veh.wheel_radius[i] / k
-        veh.traction_force_N[i] = force
-        veh.dynamic_brake_force_N[i] = dyn
+            apply_forces(veh, i, 0.0, dynamic_force(veh, i, d))
+        else:
+            apply_forces(veh, i, tractive_force(veh, i, veh.throttle[i]), 0.0)
 
 
 class TableLoco(VehicleModel):

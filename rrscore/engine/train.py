@@ -371,11 +371,10 @@ class TrainSystem:
         y = self.layout.initial()
         y[self.sx] = lead_position - np.concatenate([[0.0], np.cumsum(spacing)])
         y[self.sv] = speed
-        for b, (z0, k) in zip(tr.batches, self._state_blocks, strict=True):
+        for b_i, b in enumerate(tr.batches):
             if b.cls.initial is not None:
                 veh = b.record.view
-                states = record_type("States", tuple(b.cls.states))(
-                    *(y[z0 + r * b.count:z0 + (r + 1) * b.count] for r in range(k)))
+                states = self.states_of(y, b_i)
                 try:
                     b.cls.initial(veh, states)
                 except PLUGIN_FAILURES as exc:
@@ -394,6 +393,14 @@ class TrainSystem:
         #: A rigid train's one body (:mod:`rrscore.engine.onebody`), while it serves.
         self.one = OneBodyTrain(self, y) if self.rigid else None
         return y
+
+    def states_of(self, y: np.ndarray, batch: int) -> Any:
+        """The states of batch ``batch`` (of ``train.batches``) in the state vector ``y``,
+        as its plugin sees them: ``s.NAME[i]``, views of ``y``."""
+        b = self.train.batches[batch]
+        z0, k = self._state_blocks[batch]
+        return record_type("States", tuple(b.cls.states))(
+            *(y[z0 + r * b.count:z0 + (r + 1) * b.count] for r in range(k)))
 
     @property
     def loop_system(self) -> Any:

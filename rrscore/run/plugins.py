@@ -43,6 +43,7 @@ DEFAULT_PLUGINS = (
     "rrscore.vehicles.freight_car",
     "rrscore.vehicles.level_loco",
     "rrscore.vehicles.table_loco",
+    "rrscore.vehicles.powertrain",
     "rrscore.plugins.couplers",
     "rrscore.engine.tableau",
     "rrscore.run.outputs.timeseries",

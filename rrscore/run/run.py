@@ -42,6 +42,7 @@ from ..model.errors import (
 )
 from ..model.events import Event
 from ..physics.energy import balance, balance_warning
+from .figures import vehicle_figures
 from .provenance import provenance
 from .scenario import Scenario
 from .signals import from_state_alone, signal_values
@@ -594,9 +595,12 @@ class Run:
         if auto is not None and auto.timetable is not None:
             passages = {p["point"]: p for p in points}
             out["timetable"] = auto.timetable.report(passages)
+        figures, failed = vehicle_figures(system, y, t)
+        if figures:
+            out["vehicle_figures"] = figures
         out["provenance"] = provenance(self.scenario)
         warning = balance_warning(out["energy"])
-        out["warnings"] = [*self.scenario.warnings, *([warning] if warning else [])]
+        out["warnings"] = [*self.scenario.warnings, *([warning] if warning else []), *failed]
         if self.error is not None:
             out["error"] = self.error
         return out
