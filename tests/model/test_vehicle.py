@@ -154,6 +154,7 @@ def test_rates_that_raise_name_the_plugin_the_vehicle_and_the_time():
 @pytest.mark.parametrize("attrs, words", [
     ({"rates": None}, "declares states but no rates function"),
     ({"rates": 3.0}, "rates is 3.0, expected a function"),
+    ({"report": "fuel"}, "report is 'fuel', expected a function"),
     ({"step": None}, "has no step function"),
     ({"states": {"temperature": 3.0}}, "state 'temperature' is not an rrscore.StateSpec"),
     ({"params": {"mass": Param("kg", 1.0, "")}}, "params names 'mass', which rrscore's record"),
