@@ -191,6 +191,7 @@ def battery_step(t, dt, veh):  # pragma: no cover (compiled)
         apply_forces(veh, i, force, dyn)
         veh.rail_force_N[i] = force - (1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)) * dyn
         power = veh.rail_force_N[i] * v
+        veh.rail_power_W[i] = power
         veh.battery_power_W[i] = battery_power(max(power, 0.0), max(-power, 0.0),
                                                veh.round_trip_efficiency[i])
 
@@ -275,6 +276,8 @@ class BatteryElectric(VehicleModel):
     signals = {**TableLoco.signals, "state_of_charge": "battery state of charge, 0..1",
                "battery_power_W": "power the battery gives (negative: takes) at the "
                                   "control step",
+               "rail_power_W": "power at the rail at the control step (negative: "
+                               "regenerating)",
                "rail_energy_J": "traction work at the rail since the start",
                "regenerated_J": "regenerated work at the rail since the start"}
     step = staticmethod(battery_step)

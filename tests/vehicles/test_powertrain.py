@@ -12,6 +12,7 @@ import pytest
 from conftest import CONFIGS
 
 from rrscore import Drive
+from rrscore.cli.plugincheck import vehicle_config
 from rrscore.run.scenario import load_scenario
 from rrscore.vehicles.powertrain import (
     BatteryElectric,
@@ -183,3 +184,37 @@ def test_regeneration_stops_at_the_charge_limit(rrs_train):
 def test_powertrains_run_compiled(rrs_compiled):
     rrs_compiled(DieselElectric)
     rrs_compiled(BatteryElectric)
+
+
+def test_a_consist_shares_the_notch_each_unit_giving_its_own_power(rrs_train):
+    """A diesel-electric (2 MW cap, 100 kN resistance) and a battery tender (1 MW cap,
+    50 kN) on one throttle for both (``all_vehicles``, as a multiple-unit trainline
+    carries it), at 20 m/s: each balances its own resistance, so the speed holds and the
+    diesel burns 0.11 kg/s while the battery gives 1 MW / 0.9. The battery's part ends at
+    its discharge limit; the diesel goes on alone."""
+    tender = vehicle_config("battery_electric", {
+        **BATTERY, "battery_capacity": "10 kWh", "max_force": "400 kN", "max_power": "1 MW",
+        "soc_initial": 0.5, "soc_min": 0.1},
+        resistance={**CONSTANT_RESISTANCE["resistance"], "A": "50 kN"})
+    train = rrs_train("diesel_electric", vehicle_table=CONSTANT_RESISTANCE, cars=1,
+                      car=tender, max_force="400 kN", max_power="2 MW", **FUEL_MAP)
+    drive = train.drive([(0.0, {"set": {"throttle": 1.0}, "all_vehicles": True})],
+                        max_time="30 s", start={"speed": "20 m/s"},
+                        output={"vehicles": [0, 1], "sample_interval": "0.05 s"},
+                        signals=["speed_mps", "traction_force_N", "fuel_used_kg",
+                                 "state_of_charge"])
+    t = drive.time
+    given = (0.5 - drive.signal("v1_state_of_charge")) * 10 * 3.6e6
+    early = t <= 10.0
+    np.testing.assert_allclose(drive.signal("speed_mps")[early], 20.0, rtol=1e-9)
+    np.testing.assert_allclose(drive.signal("v0_fuel_used_kg")[early], 0.11 * t[early],
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(given[early], 1e6 / 0.9 * t[early], rtol=1e-9, atol=1e-6)
+    # 0.4 of 10 kWh at 1 MW / 0.9: empty at 12.96 s, then the tender pulls nothing
+    empty = 0.4 * 10 * 3.6e6 * 0.9 / 1e6
+    late = t > empty + 0.1
+    assert np.all(drive.signal("v1_traction_force_N")[late] == 0.0)
+    assert drive.signal("v0_traction_force_N")[-1] > 100e3  # the diesel alone, slowing
+    soc = drive.signal("v1_state_of_charge")
+    assert soc.min() >= 0.1 - 1.1e6 * 0.05 / (0.9 * 10 * 3.6e6)
+    assert drive.speed_at(30.0) < 20.0
