@@ -45,6 +45,7 @@ from rrscore import Control, Param, StateSpec, VehicleModel, hookimpl, kernel, l
 from .table_loco import (
     TableLoco,
     apply_forces,
+    check_curves,
     dynamic_force,
     move_levels,
     points,
@@ -130,6 +131,18 @@ def diesel_report(veh, s):
             "rail_energy_kWh": work / 3.6e6}
 
 
+def diesel_check(params):
+    """TableLoco's curves, and the fuel map: a rate per power, the powers increasing."""
+    check_curves(params)
+    power, rate = params["fuel_map_power"], params["fuel_map_rate"]
+    if len(power) != len(rate):
+        raise ValueError(f"found {len(power)} fuel_map_power and {len(rate)} fuel_map_rate "
+                         "entries; expected a rate for each power")
+    if any(b <= a for a, b in zip(power[:-1], power[1:], strict=True)):
+        raise ValueError(f"found fuel_map_power {list(power)} W; expected powers "
+                         "increasing from one point to the next")
+
+
 class DieselElectric(VehicleModel):
     """Diesel-electric locomotive: TableLoco's curves with throttle notches, and a fuel map
     against the power at the rail (fuel used, litres and CO2 in the summary)."""
@@ -167,6 +180,7 @@ class DieselElectric(VehicleModel):
                "rail_energy_J": "traction work at the rail since the start"}
     step = staticmethod(diesel_step)
     rates = staticmethod(diesel_rates)
+    check_params = staticmethod(diesel_check)
     report = staticmethod(diesel_report)
 
 
@@ -230,6 +244,14 @@ def battery_report(veh, s):
             "battery_loss_J": loss, "battery_balance_error_J": given - (work - regen + loss)}
 
 
+def battery_check(params):
+    """TableLoco's curves, and the window of charge: soc_min below soc_max."""
+    check_curves(params)
+    if params["soc_min"] >= params["soc_max"]:
+        raise ValueError(f"found soc_min {params['soc_min']:g} and soc_max "
+                         f"{params['soc_max']:g}; expected soc_min below soc_max")
+
+
 class BatteryElectric(VehicleModel):
     """Battery-electric locomotive: TableLoco's curves, a battery with a state of charge,
     charge and discharge power limits and a round-trip efficiency, and regenerative
@@ -283,6 +305,7 @@ class BatteryElectric(VehicleModel):
     step = staticmethod(battery_step)
     rates = staticmethod(battery_rates)
     initial = staticmethod(battery_initial)
+    check_params = staticmethod(battery_check)
     report = staticmethod(battery_report)
 
 

@@ -160,6 +160,22 @@ def step(t, dt, veh):  # pragma: no cover (compiled)
             apply_forces(veh, i, tractive_force(veh, i, veh.throttle[i]), 0.0)
 
 
+#: The lists that give a curve point by point, each group as long as each other.
+CURVES = (("curve_throttle", "curve_speed", "curve_force"),
+          ("dynamic_brake_curve_level", "dynamic_brake_curve_speed",
+           "dynamic_brake_curve_force"))
+
+
+def check_curves(params):
+    """Each curve's lists are of one length (a point is an entry in each)."""
+    for names in CURVES:
+        lengths = [len(params[name]) for name in names]
+        if len(set(lengths)) > 1:
+            found = ", ".join(f"{n} {k}" for n, k in zip(names, lengths, strict=True))
+            raise ValueError(f"found lists of {found} entries; expected as many in each "
+                             "(one per point of the curve)")
+
+
 class TableLoco(VehicleModel):
     """Locomotive with tractive-force and dynamic-brake curves against speed (tables, as
     Open Rails gives them), a power limit and a locomotive brake."""
@@ -215,6 +231,7 @@ class TableLoco(VehicleModel):
                "dynamic_brake_force_N": "dynamic brake force (a magnitude, against the "
                                         "motion)"}
     step = staticmethod(step)
+    check_params = staticmethod(check_curves)
 
 
 @hookimpl

@@ -238,7 +238,9 @@ def resolve_train(train: dict[str, Any], registry: Any,
                     f"found true, but vehicle type {veh['type']!r} has no {control!r} "
                     f"control to work it; expected false, or a type with that control")
         if not cfg.get("_checked"):
-            cfg["params"] = validate(cfg["params"], cls.params, source_context(cfg, "params"))
+            params_ctx = source_context(cfg, "params")
+            cfg["params"] = validate(cfg["params"], cls.params, params_ctx)
+            _check_vehicle_params(cls, cfg["params"], params_ctx)
             cfg["_checked"] = True
     default = train["coupling"]
     train_ctx = source_context(train, "coupling")
@@ -265,6 +267,22 @@ def resolve_train(train: dict[str, Any], registry: Any,
             _check_coupling(merged, registry, ctx)
             merged["_checked"] = True
             entry["coupling"] = merged
+
+
+def _check_vehicle_params(cls: type[VehicleModel], params: dict[str, Any],
+                          ctx: Context) -> None:
+    """The type's own check of its parameters together (``check_params``) at load time,
+    where the file and key are known: a ValueError is a config error there."""
+    if cls.check_params is None:
+        return
+    try:
+        with plugin_call(f"vehicle plugin {cls.type_name!r} in check_params()"):
+            cls.check_params(params)
+    except PluginError as exc:
+        cause = exc.__cause__
+        if not isinstance(cause, ValueError):
+            raise
+        raise ctx.error(str(cause)) from None
 
 
 def _check_coupling(setting: dict[str, Any], registry: Any, ctx: Context) -> None:

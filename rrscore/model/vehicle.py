@@ -175,6 +175,10 @@ class VehicleModel:
       more it does (a valve key that moves a handle, a level that stops a ramp).
     * ``initial(veh, s)``: the fields and states at the start, where not 0 or the
       states' ``initial`` (run once, in Python).
+    * ``check_params(params)``: the parameters checked together, once, when a config is
+      loaded (``params``: the ``[params]`` table in SI units, every default filled in);
+      raise ValueError saying what was found and what was expected (lists of unequal
+      length, a range upside down), which becomes a config error naming the file.
     * ``report(veh, s)``: the vehicle's figures for the summary at the drive's end (run
       once, in Python): ``{name: value per vehicle}`` from the record and the states'
       final values (fuel used, a battery's state of charge), listed under
@@ -196,6 +200,7 @@ class VehicleModel:
     rates: ClassVar[Callable[..., Any] | None] = None
     on_input: ClassVar[Callable[..., Any] | None] = None
     initial: ClassVar[Callable[..., Any] | None] = None
+    check_params: ClassVar[Callable[..., Any] | None] = None
     report: ClassVar[Callable[..., Any] | None] = None
 
 
@@ -263,7 +268,7 @@ def check_vehicle_type(cls: type) -> None:
         raise TypeError(f"{name} has no step function (step(t, dt, veh))")
     if cls.states and cls.rates is None:
         raise TypeError(f"{name} declares states but no rates function (rates(t, veh, s, ds))")
-    for fn in ("step", "rates", "on_input", "initial", "report"):
+    for fn in ("step", "rates", "on_input", "initial", "check_params", "report"):
         value = getattr(cls, fn)
         if value is not None and not callable(value):
             raise TypeError(f"{name}: {fn} is {value!r}, expected a function")

@@ -155,6 +155,7 @@ def test_rates_that_raise_name_the_plugin_the_vehicle_and_the_time():
     ({"rates": None}, "declares states but no rates function"),
     ({"rates": 3.0}, "rates is 3.0, expected a function"),
     ({"report": "fuel"}, "report is 'fuel', expected a function"),
+    ({"check_params": 1}, "check_params is 1, expected a function"),
     ({"step": None}, "has no step function"),
     ({"states": {"temperature": 3.0}}, "state 'temperature' is not an rrscore.StateSpec"),
     ({"params": {"mass": Param("kg", 1.0, "")}}, "params names 'mass', which rrscore's record"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from conftest import CONFIGS
 
 from rrscore import Drive
 from rrscore.cli.plugincheck import vehicle_config
+from rrscore.model.errors import ConfigError
 from rrscore.run.scenario import load_scenario
 from rrscore.vehicles.powertrain import (
     BatteryElectric,
@@ -218,3 +220,22 @@ def test_a_consist_shares_the_notch_each_unit_giving_its_own_power(rrs_train):
     soc = drive.signal("v1_state_of_charge")
     assert soc.min() >= 0.1 - 1.1e6 * 0.05 / (0.9 * 10 * 3.6e6)
     assert drive.speed_at(30.0) < 20.0
+
+
+@pytest.mark.parametrize(("vehicle", "params", "words"), [
+    ("diesel_electric", {"fuel_map_power": ["0 kW", "1 MW"], "fuel_map_rate": ["1 kg/h"]},
+     "found 2 fuel_map_power and 1 fuel_map_rate entries; expected a rate for each power"),
+    ("diesel_electric", {"fuel_map_power": ["1 MW", "0 kW"],
+                         "fuel_map_rate": ["1 kg/h", "2 kg/h"]},
+     "expected powers increasing"),
+    ("diesel_electric", {"curve_throttle": [1, 1], "curve_speed": ["0 m/s", "10 m/s"],
+                         "curve_force": ["100 kN"]},
+     "found lists of curve_throttle 2, curve_speed 2, curve_force 1 entries"),
+    ("battery_electric", {"soc_min": 0.9, "soc_max": 0.8},
+     "found soc_min 0.9 and soc_max 0.8; expected soc_min below soc_max"),
+])
+def test_parameters_that_do_not_fit_together_are_a_config_error(rrs_train, vehicle, params,
+                                                                 words):
+    with pytest.raises(ConfigError, match=re.escape(words)) as caught:
+        rrs_train(vehicle, **params).scenario()
+    assert caught.value.key is not None and caught.value.key.endswith("params")
