@@ -394,6 +394,14 @@ class TrainSystem:
         self.one = OneBodyTrain(self, y) if self.rigid else None
         return y
 
+    def state_slice(self, batch: int, name: str) -> slice:
+        """Where state ``name`` of batch ``batch`` (of ``train.batches``) lies in the
+        state vector: one entry per vehicle of the batch."""
+        b = self.train.batches[batch]
+        z0, _k = self._state_blocks[batch]
+        r = list(b.cls.states).index(name)
+        return slice(z0 + r * b.count, z0 + (r + 1) * b.count)
+
     def states_of(self, y: np.ndarray, batch: int) -> Any:
         """The states of batch ``batch`` (of ``train.batches``) in the state vector ``y``,
         as its plugin sees them: ``s.NAME[i]``, views of ``y``."""

@@ -44,6 +44,7 @@ DEFAULT_PLUGINS = (
     "rrscore.vehicles.level_loco",
     "rrscore.vehicles.table_loco",
     "rrscore.vehicles.powertrain",
+    "rrscore.vehicles.powertrain_outputs",
     "rrscore.plugins.couplers",
     "rrscore.engine.tableau",
     "rrscore.run.outputs.timeseries",

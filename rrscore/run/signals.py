@@ -49,20 +49,12 @@ def vehicle_signal(run: Any, name: str, t: float, y: np.ndarray, f: np.ndarray) 
         air = system.air
         return air.signal(name, t) if air.on else np.full(n, np.nan)
     col = np.full(n, np.nan)
-    for b in tr.batches:  # a state from the state (its record row is the last step's)
-        if name in b.cls.states:
-            col[b.index] = y[system.layout[_state_block(system, b, name)]]
+    for b_i, b in enumerate(tr.batches):  # a state from the state (its record row is
+        if name in b.cls.states:             # the last step's), each batch's own block
+            col[b.index] = y[system.state_slice(b_i, name)]
         elif name in b.record.fields:
             col[b.index] = b.record.row(name)
     return col
-
-
-def _state_block(system, batch, name: str) -> str:
-    for block in system.layout.blocks:
-        if block.endswith(f".{name}") and system.layout[block].stop - system.layout[block].start \
-                == batch.count:
-            return block
-    raise KeyError(name)
 
 
 def _max_slip(run: Any, y: np.ndarray, f: np.ndarray) -> np.ndarray:
