@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import sys
 import textwrap
 import warnings
 from collections import namedtuple
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numba
@@ -63,11 +65,54 @@ class Adapter:
         return self
 
 
-def _source_of(fn: Any) -> str:
+#: Packages whose functions a plugin calls but whose changes come with a new release of
+#: theirs, not an edit of the plugin's (the standard library's too): not followed.
+NOT_FOLLOWED = frozenset({"numpy", "numba", "scipy", "llvmlite"}) | sys.stdlib_module_names
+
+
+def _followed(obj: Any) -> Any:
+    """The Python function behind ``obj`` (a function, or a numba dispatcher's) if it is
+    one a plugin's change may be in; else None."""
+    fn = getattr(obj, "py_func", obj)
+    if not inspect.isfunction(fn):
+        return None
+    return None if (fn.__module__ or "").split(".")[0] in NOT_FOLLOWED else fn
+
+
+def _module_source(name: str) -> str:
+    """The module's source file as it is now (not as ``linecache`` last read it)."""
     try:
-        return inspect.getsource(fn)
-    except (OSError, TypeError):
-        return repr(fn)
+        return Path(inspect.getfile(sys.modules[name])).read_text(encoding="utf-8")
+    except (KeyError, OSError, TypeError, UnicodeDecodeError):
+        return name
+
+
+def source_behind(functions: Any) -> str:
+    """The source of every module the plugin's ``functions`` can reach: their own modules,
+    those of the functions they name (by module global or through a module) and so on.
+    An adapter's name carries its hash: numba caches a compiled function by its own
+    file, and would not see an edit of a helper kernel the plugin's step calls."""
+    sources: dict[str, str] = {}
+    todo = [fn for fn in map(_followed, functions) if fn is not None]
+    seen: set[Any] = set()
+    while todo:
+        fn = todo.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        if fn.__module__ not in sources:
+            sources[fn.__module__] = _module_source(fn.__module__)
+        for name in fn.__code__.co_names:
+            value = fn.__globals__.get(name)
+            if inspect.ismodule(value):
+                top = value.__name__.split(".")[0]
+                if top not in NOT_FOLLOWED and value.__name__ not in sources:
+                    sources[value.__name__] = _module_source(value.__name__)
+                continue
+            called = _followed(value)
+            if called is not None:
+                todo.append(called)
+    return "\0".join(f"{name}\0{text}" for name, text in sorted(sources.items()))
 
 
 def unpack_source(fields: tuple[str, ...], ints: int, rows: int, tables: int) -> str:
@@ -160,7 +205,7 @@ def vehicle_adapters(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
     if key in _VEHICLES:
         return _VEHICLES[key]
     plugin = {"_step": cls.step, "_rates": cls.rates, "_on_input": cls.on_input}
-    digest = hashlib.sha256("\0".join(_source_of(f) for f in plugin.values()).encode())
+    digest = hashlib.sha256(source_behind(plugin.values()).encode())
     header = HEADER.format(what=f"{cls.__module__}.{cls.__qualname__}", fields=fields,
                            digest=digest.hexdigest()[:16], states=tuple(cls.states))
     header += unpack_source(fields, ints, rows, tables) + "\n\n"
@@ -252,7 +297,7 @@ def coupler_adapter(cls: Any, fields: tuple[str, ...], rows: int, tables: int,
     if key in _COUPLERS:
         return _COUPLERS[key]
     plugin = {"_force": cls.force}
-    digest = hashlib.sha256(_source_of(cls.force).encode())
+    digest = hashlib.sha256(source_behind([cls.force]).encode())
     header = HEADER.format(what=f"{cls.__module__}.{cls.__qualname__}", fields=fields,
                            digest=digest.hexdigest()[:16], states=tuple(cls.states))
     header += unpack_source(fields, ints, rows, tables) + "\n\n"
