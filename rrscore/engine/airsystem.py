@@ -52,8 +52,6 @@ from .loop import DONE, advance, loop_state, work_for
 #: Main reservoir pressure (Pa) the air brake may owe a reservoir before the rate at which
 #: it draws the reservoir down is updated (which restarts the train's steps).
 OWED_TOLERANCE = 200.0
-#: The independent brake fills and releases its full pressure in this time, s.
-INDEPENDENT_TIME = 5.0
 #: Applications the brake watch holds before Python takes them (at the next control
 #: step, which an application's end hands to Python).
 APPLICATIONS = 64
@@ -86,12 +84,13 @@ ENDS = ("under way", "stopped", "released")
 #: vehicle's force as a torque (its radius over its vehicle's axles); the applications (``apps``,
 #: ``count[0]`` ended ones, ``active[0]``: one under way in ``apps[count[0]]``); the work
 #: of the air and dynamic brakes (``works``), each vehicle's dynamic brake force and,
-#: per vehicle type, the row of its dynamic brake signal (-1: none).
+#: per vehicle type, the row of its dynamic brake signal (-1: none); per independent
+#: brake, whether it fills and whether it releases at once (1/0: its time is 0).
 AirRun = namedtuple("AirRun", [
     "system", "tab", "state", "work", "on", "y0", "span", "valve_type", "valve_at",
     "indep_cyl", "indep_type", "indep_at", "indep_max", "mr_state", "supply", "rate",
     "owed", "draw_of", "force", "axle_share", "apps", "count", "active", "works", "dynamic",
-    "dynamic_row"])
+    "dynamic_row", "indep_fill_now", "indep_release_now"])
 
 
 # ------------------------------------------------------------------ the loop's contract
@@ -130,6 +129,35 @@ def read_handles(air, plugins):  # pragma: no cover (compiled)
     for k in range(air.indep_cyl.size):
         level = plugins.bufs[air.indep_type[k]][air.indep_at[k]]
         cyls.ind_target[air.indep_cyl[k]] = min(max(level, 0.0), 1.0) * air.indep_max[k]
+        independent_at_once(air, k)
+
+
+@kernel
+def independent_at_once(air, k):  # pragma: no cover (compiled)
+    """Independent brake ``k`` whose application (or release) time is 0: its cylinder
+    pressure set at the control step to the pressure asked for (filling: at most its
+    main reservoir's; releasing: not below what its distributor asks), the air it took
+    owed by that reservoir (drawn down over the coming step, as the rest)."""
+    asys = air.system
+    cyls, dists, lay, feeders = asys.cyls, asys.dists, asys.lay, asys.feeders
+    c = air.indep_cyl[k]
+    f = cyls.feeder[c]
+    y = air.work.y
+    pc, want = y[lay.sc + c], cyls.ind_target[c]
+    if air.indep_fill_now[k] != 0.0 and want > pc:
+        new = max(min(want, feeders.source[f]), pc)
+        y[lay.sc + c] = new
+        air.owed[f] += (new - pc) * cyls.volume[c] / feeders.volume[f]
+        return
+    if air.indep_release_now[k] == 0.0:
+        return
+    a = cyls.distributor[c]
+    if a >= 0:
+        pd, pw = y[lay.sp + dists.vehicle[a]], y[lay.sw + a]
+        want = max(want, dists.p_max[a] * min(max(
+            (pw - pd - dists.dead[a]) / (dists.full[a] - dists.dead[a]), 0.0), 1.0))
+    if want < pc:
+        y[lay.sc + c] = want
 
 
 @kernel
@@ -298,6 +326,15 @@ def _column(configs: list[dict], key: str, dtype: Any = float) -> np.ndarray:
     return np.array([c[key] for c in configs], dtype=dtype)
 
 
+def _independent_rate(cfg: list[dict], indep: np.ndarray, which: str) -> np.ndarray:
+    """The independent brakes' fill (``which`` "application") or release rates, Pa/s:
+    their full pressure over their time; 0 where the time is 0 (the control step then
+    sets the pressure at once: :func:`independent_at_once`)."""
+    full = _column([cfg[i] for i in indep], "independent_pressure")
+    time = _column([cfg[i] for i in indep], f"independent_{which}_time")
+    return np.divide(full, time, out=np.zeros(indep.size), where=time > 0.0)
+
+
 def _index(values: Any) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
 
@@ -383,7 +420,9 @@ class AirBrake:
             tr.axle_radius / tr.num_axis[tr.axle_vehicle],
             np.zeros(APPLICATIONS, dtype=APPLICATION).view(np.recarray),
             np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(2),
-            np.zeros(n), np.full(8, -1, dtype=np.int64))
+            np.zeros(n), np.full(8, -1, dtype=np.int64),
+            (_column([cfg[i] for i in indep], "independent_application_time") == 0.0) * 1.0,
+            (_column([cfg[i] for i in indep], "independent_release_time") == 0.0) * 1.0)
         #: Applications Python has taken from the watch (dicts, as the summary lists them).
         self.applications: list[dict[str, Any]] = []
 
@@ -449,10 +488,8 @@ class AirBrake:
         rate_out[at] = dists.p_max / np.array(
             [cfg[i]["release_time"] or TIMES[cfg[i]["distributor"]][1] for i in dist])
         at = np.searchsorted(cyl, indep)
-        indep_rate = _column([cfg[i] for i in indep], "independent_pressure") \
-            / INDEPENDENT_TIME
-        rate_in[at] = np.maximum(rate_in[at], indep_rate)
-        rate_out[at] = np.maximum(rate_out[at], indep_rate)
+        rate_in[at] = np.maximum(rate_in[at], _independent_rate(cfg, indep, "application"))
+        rate_out[at] = np.maximum(rate_out[at], _independent_rate(cfg, indep, "release"))
         material = [SHOE_TYPES.index(x["shoe_type"]) if x["shoe_type"] != TABLE else -1
                     for x in c]
         tables: list[tuple] = []

@@ -121,6 +121,13 @@ BRAKE_SCHEMA = {
                          "independent_brake control, 0..1)"),
     "independent_pressure": Param("Pa", 0.4e6, "cylinder pressure of a full independent "
                                   "application", min=0.0),
+    "independent_application_time": Param(
+        "s", 5.0, "time for the independent brake to fill the cylinders from empty to "
+        "independent_pressure (a steady rate); 0: they fill at once, at the control step "
+        "the independent_brake control rises", min=0.0),
+    "independent_release_time": Param(
+        "s", 5.0, "time for the independent brake to empty the cylinders from "
+        "independent_pressure; 0: at once", min=0.0),
 }
 """The ``[vehicle.brake]`` table of a vehicle config."""
 

@@ -50,7 +50,12 @@ along the train.
 cylinders filled from the main reservoir to ``independent_brake`` times
 ``independent_pressure``, read from the model's ``independent_brake`` control;
 a double check valve gives the cylinders the higher of this and the
-distributor's pressure.
+distributor's pressure. It fills and releases at ``independent_pressure`` over
+``independent_application_time`` and ``independent_release_time`` (5 s each by
+default; the cylinder takes the faster of these and its distributor's rates); a time of
+0 sets the pressure at once, at the control step the control changes
+(:func:`rrscore.engine.airsystem.independent_at_once`), for a locomotive whose
+cylinders fill as fast as the air can flow.
 
 **Cylinder to rail.** At each control step the cylinder pressure gives each
 shoe's force through the rigging (:mod:`rrscore.physics.brakeshoes`) and the shoe

@@ -224,6 +224,64 @@ def test_the_independent_brake_fills_the_locomotives_cylinders_from_the_main_res
     assert _pipe(run) == pytest.approx(0.5e6, abs=50.0)
 
 
+def _loco(**brake) -> dict:
+    """The air-braked SimpleLoco with its ``[vehicle.brake]`` keys changed."""
+    with open(CONFIGS / "vehicles" / "simple_loco_air.toml", "rb") as f:
+        config = tomllib.load(f)
+    config["vehicle"]["brake"].update(brake)
+    return {"config": config}
+
+
+def test_the_independent_brake_fills_at_its_configured_rate():
+    # 8 s from empty to 0.4 MPa: 50 kPa/s, faster than the loco's distributor (0.4 MPa
+    # over 20 s), so the cylinder rises on a straight line from the control step at 1 s
+    # (until within the valve's 10 kPa band of its target): 0.15 MPa at 4 s, 0.3 MPa at 7 s.
+    run = _run([_loco(independent_application_time="8 s"), _car(2)],
+               [{"at_time": 1.0, "set": {"independent_brake": 1.0}}])
+    for t, expected in ((4.0, 0.15e6), (7.0, 0.30e6)):
+        run.advance(t)
+        assert _cylinders(run)[0] == pytest.approx(expected, abs=500.0), t
+    run.advance(20.0)
+    assert _cylinders(run)[0] == pytest.approx(0.4e6, abs=100.0)
+
+
+def test_the_independent_brake_releases_at_its_configured_rate():
+    # Applied fully, then released at 20 s with a 16 s release time: 25 kPa/s down,
+    # 0.25 MPa at 26 s.
+    run = _run([_loco(independent_release_time="16 s"), _car(2)],
+               [{"at_time": 1.0, "set": {"independent_brake": 1.0}},
+                {"at_time": 20.0, "set": {"independent_brake": 0.0}}])
+    run.advance(19.0)
+    assert _cylinders(run)[0] == pytest.approx(0.4e6, abs=100.0)
+    run.advance(26.0)
+    assert _cylinders(run)[0] == pytest.approx(0.25e6, abs=500.0)
+
+
+def test_an_independent_brake_with_time_zero_fills_and_releases_at_once():
+    # The full pressure at the first control step after the handle moves, none at the
+    # first after it is released.
+    run = _run([_loco(independent_application_time="0 s", independent_release_time="0 s"),
+                _car(2)],
+               [{"at_time": 1.0, "set": {"independent_brake": 1.0}},
+                {"at_time": 3.0, "set": {"independent_brake": 0.0}}])
+    step = run.control_step
+    run.advance(1.0)
+    assert _cylinders(run)[0] == 0.0
+    run.advance(1.0 + step)
+    assert _cylinders(run)[0] == pytest.approx(0.4e6, abs=1.0)
+    run.advance(3.0)
+    assert _cylinders(run)[0] == pytest.approx(0.4e6, abs=1.0)
+    run.advance(3.0 + step)
+    assert _cylinders(run)[0] == pytest.approx(0.0, abs=1.0)
+    assert _cylinders(run)[1:] == pytest.approx(0.0, abs=1.0)
+
+
+def test_a_negative_independent_time_is_a_config_error_naming_the_key():
+    with pytest.raises(ConfigError) as err:
+        make_scenario([_loco(independent_application_time="-1 s"), _car(1)])
+    assert "brake.independent_application_time" in str(err.value)
+
+
 def test_a_braked_train_on_a_grade_stays_put():
     # Emergency at a standstill on 20 per mille: the cylinders' shoe friction holds the
     # train (a braked vehicle stands still); it does not creep a millimetre in 10 min.
