@@ -15,6 +15,18 @@ simulated stops are held against. The stop is split in two:
       freight, over 300 axles    t_p = 12 - 18 i / b_T
       passenger                  t_p = 4 - 5 i / b_T
 
+  **Which axles are counted.** The bands are the rules' "freight consists of up to
+  200 axles", "of 201 to 300 axles", "of over 300 axles" (as the method is quoted:
+  "для грузовых составов длиной до 200 осей ..."). The rules' own text is not among
+  the documents this project was made from, and "consist"
+  (состав) is read both ways: the cars hauled alone, as the brake certificate counts a
+  freight train's weight without its locomotive, or the whole train. Nothing here
+  settles it, so the method keeps what it has always done and counts **every axle of
+  the train, the locomotive's included** (``Train.axle_count``); the result says how
+  many it counted (:attr:`BrakingDistance.axles`). A locomotive of 8 axles and 50
+  four-axle cars is 208 axles, the 201-300 band (10 s on level track), where the cars'
+  200 alone would be the first (7 s).
+
 * **Braking**: from ``V0`` down to rest in steps of 10 km/h, each step
   ``4.17 (Vn^2 - Vk^2) / (1000 theta_p phi_kp(Vm) + w_ox(Vm) + i)`` metres, at the
   step's mean speed ``Vm``. ``4.17 = 1000 (1 + gamma) / (2 g 3.6^2)`` with the
@@ -101,6 +113,9 @@ class BrakingDistance:
     braking_distance_m: float
     #: Speed steps ``(V_start, V_end)`` in km/h and the distance of each, m.
     steps: tuple[tuple[float, float, float], ...]
+    #: The axles that chose the preparation-time band: every axle of the train, the
+    #: locomotives' included (see the module: the rules' text does not settle it).
+    axles: int = 0
 
     @property
     def total_m(self) -> float:
@@ -157,7 +172,9 @@ def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
         return 1000.0 * sum(t * float(calculated_friction(s, v_kmh)) for s, t in theta.items())
 
     v0 = speed_mps * KMH_PER_MS
-    t_p = preparation_time(kind, int(train.axle_count), grade_permille, brake(v0))
+    # (the locomotives' axles counted too: see the module on "which axles are counted")
+    axles = int(train.axle_count)
+    t_p = preparation_time(kind, axles, grade_permille, brake(v0))
     coefficient = 1000.0 * (1.0 + rotating_fraction) / (2.0 * train.gravity * KMH_PER_MS**2)
     edges = np.append(np.arange(v0, 0.0, -step_kmh), 0.0)
     steps = []
@@ -169,4 +186,4 @@ def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
                              f"{grade_permille} per mille")
         steps.append((float(vn), float(vk), float(coefficient * (vn * vn - vk * vk) / decel)))
     return BrakingDistance(theta, t_p, v0 * t_p / KMH_PER_MS,
-                           sum(s[2] for s in steps), tuple(steps))
+                           sum(s[2] for s in steps), tuple(steps), axles)

@@ -79,6 +79,18 @@ def test_ten_cars_from_20_kmh_give_the_distance_worked_out_by_hand():
     assert [s[:2] for s in result.steps] == [(20.0, 10.0), (10.0, 0.0)]
 
 
+@pytest.mark.parametrize(("cars", "axles", "t_p"), [(48, 200, 7.0), (49, 204, 10.0)])
+def test_the_locomotives_axles_count_in_the_preparation_time_band(cars, axles, t_p):
+    # SimpleLoco (8 axles) and four-axle cars: 8 + 4 * 48 = 200 axles, the first band
+    # (7 s on level track); 8 + 4 * 49 = 204, the second (10 s), though the cars' own 196
+    # axles would be the first.
+    train = make_scenario([LOCO, {"config": CAR, "count": cars}]).build_train()
+    result = braking_distance(train, 60 / 3.6)
+    assert result.axles == axles
+    assert result.preparation_time_s == pytest.approx(t_p)
+    assert result.preparation_distance_m == pytest.approx(60 * t_p / 3.6)
+
+
 def test_a_rising_grade_shortens_the_stop_and_a_falling_one_lengthens_it():
     train = make_scenario([{"config": CAR, "count": 10}]).build_train()
     level = braking_distance(train, 60 / 3.6).total_m
