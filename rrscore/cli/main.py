@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 from ..api import check_file, drive, load_drive, load_scenario
 from ..driving.trace import shortfall_note
+from ..engine.limitwatch import exceedance_note
 from ..jit import compile_notice
 from ..model.config import ALLOW_PLUGIN_DIRS, describe_schema
 from ..model.errors import (
@@ -109,7 +110,8 @@ def _drive(args: argparse.Namespace) -> int:
     print(f"{s['scenario']}: {s['stop_reason']} after {s['sim_time_s']:.1f} s simulated, "
           f"{s['distance_m']:.0f} m, max {s['max_speed_mps'] * 3.6:.1f} km/h, "
           f"{s['wall_time_s']:.2f} s wall ({s['real_time_factor']:.0f}x real time)"
-          + shortfall_note(s) + "".join(f"; warning: {w}" for w in s["warnings"]))
+          + exceedance_note(s) + shortfall_note(s)
+          + "".join(f"; warning: {w}" for w in s["warnings"]))
     if s["compile_time_s"] >= 0.5:
         print(f"compiled the step loop and kernels with numba in {s['compile_time_s']:.1f} s "
               "(once per install, and after a plugin's kernel changes: later drives load "

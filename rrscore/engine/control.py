@@ -228,9 +228,10 @@ WATCH = np.dtype([("front_limit", "f8"), ("x0", "f8"), ("max_distance", "f8"),
 
 #: The control step's own data: the watch (:data:`WATCH`), what the plugins set as placed
 #: (:data:`Inputs`), the built-in driver's state, settings and the route's sections, and
-#: the air brake (:class:`~rrscore.engine.airsystem.AirRun`).
+#: the air brake (:class:`~rrscore.engine.airsystem.AirRun`), the speed-limit watch
+#: (:class:`~rrscore.engine.limitwatch.LimitWatch`).
 Control = namedtuple("Control", ["watch", "inputs", "driver_state", "driver_params",
-                                 "sections", "air"])
+                                 "sections", "air", "limits"])
 
 
 @kernel

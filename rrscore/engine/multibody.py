@@ -36,6 +36,7 @@ from ..physics.bodies import (
 from ..physics.wheelsets import fill_rolling, slip_margin, slipping_axles
 from . import system
 from .airsystem import watch_step
+from .limitwatch import check_limit
 from .stepper import dense_state
 
 #: Where the blocks of the state start, and the counts: vehicles, axles, couplings.
@@ -373,7 +374,8 @@ def reference(sys, fns, y, ref):  # pragma: no cover (compiled)
 def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
     """After every committed step: friction's directions held from the new state (a
     standing vehicle that moves off now has one), slipping spins' directions, the coupler
-    force monitors, the brake applications' watch and the named points passed."""
+    force monitors, the brake applications' watch, the speed-limit watch and the named
+    points passed."""
     lay = sys.lay
     n = lay.n
     y1 = seg.y1
@@ -407,6 +409,9 @@ def commit(sys, fns, tab, seg, w):  # pragma: no cover (compiled)
                 mon.compression_t[j] = seg.t1
                 mon.compression_x[j] = y1[lay.sx + j] - half[j]
     watch_step(sys, seg.t0, seg.t1, seg.y0, y1, sys.scratch.cf)
+    half = sys.bodies.half
+    check_limit(sys.control.limits, seg.t1, y1[lay.sx] + half[0],
+                y1[lay.sx + n - 1] - half[n - 1], v[0])
     _points(sys, tab, seg, w)
 
 

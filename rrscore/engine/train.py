@@ -37,6 +37,7 @@ from .adapters import (
     vehicle_adapters,
 )
 from .airsystem import AirBrake, air_after, air_before
+from .limitwatch import limit_watch
 from .onebody import INTEGRALS, OneBodyTrain
 from .tableau import BOGACKI_SHAMPINE
 
@@ -205,8 +206,10 @@ class TrainSystem:
         #: train has one).
         self.air = AirBrake(tr, couplings.coupled, air_tableau)
         draw_index = self.air.link(plugins, tr.batches, self._main_reservoirs())
+        #: The speed-limit watch (:mod:`rrscore.engine.limitwatch`).
+        self.limits = limit_watch(route.starts, route.lengths, route.speed_limits)
         control = ctl.Control(watch, self.inputs, self.driver_state, self.driver_params,
-                              np.zeros((3, 1)), self.air.run)
+                              np.zeros((3, 1)), self.air.run, self.limits)
         #: The system, as the event loop takes it (:class:`~rrscore.engine.multibody.
         #: MultiBody`).
         self.sys = mb.MultiBody(

@@ -30,6 +30,7 @@ from ..driving.program import DriverProgram
 from ..driving.trace import CommandReplay, TraceDriver, follow
 from ..engine import loop
 from ..engine import multibody as mb
+from ..engine.limitwatch import check_limit, exceedance_totals, exceedances
 from ..engine.stability import fastest_mode
 from ..engine.train import TrainSystem, copy_arrays
 from ..jit import compile_seconds
@@ -41,6 +42,7 @@ from ..model.errors import (
     take_interruption,
 )
 from ..model.events import Event
+from ..model.formulas import KMH_PER_MS
 from ..physics.energy import balance, balance_warning
 from .figures import vehicle_figures
 from .provenance import provenance
@@ -118,6 +120,9 @@ class Run:
         y0 = system.initial_state(scenario.start_position - tr.half_length[0], speed,
                                   start["slack"], gaps)
         system.air.initial(start["brakes"])
+        x = y0[system.sx]  # the speed-limit watch's first check, at the start
+        check_limit(system.limits, 0.0, float(x[0] + tr.half_length[0]),
+                    float(x[-1] - tr.half_length[-1]), float(y0[system.lay.sv]))
         steps = [sol["control_step"]] + [b.cls.control_step for b in tr.batches
                                          if b.cls.control_step]
         self.control_step = min(steps)
@@ -589,6 +594,11 @@ class Run:
             out["braking_energy_J"] = {
                 "air_brake": float(works[0]), "dynamic_brake": float(works[1]),
                 "other_friction": out["energy"]["brake_J"] - float(works[0])}
+        front = float(y[system.lay.sx] + tr.half_length[0])
+        out["speed_limit_exceedances"] = exceedances(system.limits, t, front)
+        seen, largest = exceedance_totals(system.limits)
+        out["speed_limit_exceeded"] = {"count": seen, "max_excess_mps": largest,
+                                       "max_excess_kmh": largest * KMH_PER_MS}
         auto = self.driver.autodriver
         if isinstance(auto, TraceDriver):
             out.update(auto.report())

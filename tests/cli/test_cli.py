@@ -191,6 +191,26 @@ def test_drive_prints_summary_line_and_no_progress_bar_when_not_a_terminal(short
     assert proc.stderr == ""
 
 
+def test_a_drive_that_exceeds_its_speed_limit_says_so_in_its_one_line_result(
+        tmp_path: Path) -> None:
+    # Started at 60 km/h under a 40 km/h limit, coasting for 5 s: 20 km/h over at once.
+    route = tmp_path / "limited.toml"
+    route.write_text('[route]\nname = "limited"\n[[route.elements]]\nlength = "5 km"\n'
+                     'speed_limit = "40 km/h"\n')
+    scenario = tmp_path / "fast.toml"
+    scenario.write_text(scenario_toml(
+        toml_path(LOCO_TRAIN), toml_path(route),
+        'name = "fast"\n[scenario.start]\nposition = "1 km"\nspeed = "60 km/h"\n'
+        '[scenario.stop]\nmax_time = "5 s"\n[scenario.output]\nplots = false\n'))
+    proc = rrs("drive", scenario, "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "; speed limit exceeded once, up to 20.0 km/h over (see summary.json)" \
+        in proc.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (one,) = summary["speed_limit_exceedances"]
+    assert one["end"] == "under way" and one["limit_kmh"] == pytest.approx(40.0)
+
+
 def test_drive_writes_timeseries_csv_with_time_first(short_drive) -> None:
     out, _ = short_drive
     with open(out / "timeseries.csv", newline="") as fh:
