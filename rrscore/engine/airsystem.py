@@ -33,6 +33,7 @@ from ..jit import kernel, struct
 from ..model.brake import MODES, SHOE_TYPES, TABLE, TIMES
 from ..model.state import StateLayout, StateSpec, entry_ranges
 from ..physics.airbrake import (
+    CYLINDER_BAND,
     EMERGENCY,
     RUNNING,
     SERVICE,
@@ -62,16 +63,28 @@ AirSystem = struct("AirSystem", (
     system of the loop: its layout and parts (:mod:`rrscore.physics.airbrake`) and the
     scratch of its right-hand side (``inflow`` per vehicle, ``target`` per cylinder).""")
 
-#: One brake application of the summary: kind (0 service, 1 emergency), where it began
-#: (time, the front's position, the lead's speed), the largest coupler tension and
-#: compression during it and at which coupling, how it ended (0 under way, 1 stopped,
-#: 2 released) and where (time, front, lead's speed).
+#: One brake application of the summary: kind (:data:`KINDS`), where it began (time,
+#: the front's position, the lead's speed), the largest coupler tension and compression
+#: during it and at which coupling, how it ended (0 under way, 1 stopped, 2 released)
+#: and where (time, front, lead's speed); its measure at the start and its peak (the
+#: train's air brake: the first driver's valve's equalizing reservoir pressure, its
+#: lowest (the reduction as the driver reads it: the pipe follows it); the
+#: independent brake: its largest pressure asked for, Pa; the dynamic brake: the train's
+#: largest dynamic brake force, N; the brake_level control: its largest level).
 APPLICATION = np.dtype([
     ("kind", "f8"), ("start_t", "f8"), ("start_x", "f8"), ("start_v", "f8"),
     ("max_tension", "f8"), ("tension_coupling", "f8"), ("max_compression", "f8"),
     ("compression_coupling", "f8"), ("end", "f8"), ("end_t", "f8"), ("end_x", "f8"),
-    ("end_v", "f8")])
+    ("end_v", "f8"), ("start_measure", "f8"), ("peak", "f8")])
 ENDS = ("under way", "stopped", "released")
+#: The kinds of application, by the ``kind`` of :data:`APPLICATION`: the train's air
+#: brake through a driver's brake valve (service or emergency), the locomotives'
+#: independent brakes, the dynamic brakes, the vehicles' ``brake_level`` control (a
+#: locomotive's own straight brake, or whatever brake a vehicle model works by it).
+KINDS = ("service", "emergency", "independent", "dynamic", "brake_level")
+#: The watch's channels, one application of each under way at a time: the train's air
+#: brake, the independent brake, the dynamic brake, the brake_level control.
+AIR, INDEPENDENT, DYNAMIC, LEVEL = range(4)
 
 #: The air brake of a train as its control step works it: the system, its method, loop
 #: state and work; whether the train has one (``on[0]``); the state at the last control
@@ -81,16 +94,23 @@ ENDS = ("under way", "stopped", "released")
 #: train state of its main reservoir (-1: a held supply), its supply pressure, the rate
 #: the train draws it down at and the pressure owed; per draw entry of the train, its
 #: feeder; the brake force at the rail of each vehicle and each axle's share of its
-#: vehicle's force as a torque (its radius over its vehicle's axles); the applications (``apps``,
-#: ``count[0]`` ended ones, ``active[0]``: one under way in ``apps[count[0]]``); the work
-#: of the air and dynamic brakes (``works``), each vehicle's dynamic brake force and,
-#: per vehicle type, the row of its dynamic brake signal (-1: none); per independent
-#: brake, whether it fills and whether it releases at once (1/0: its time is 0).
+#: vehicle's force as a torque (its radius over its vehicle's axles); the applications
+#: ended (``apps``, ``count[0]`` of them) and those under way (``current``, one per
+#: channel of the watch, ``active[k]`` 1/0); the work of the air brake, the dynamic
+#: brakes and the part of the air brake's done by cylinders the independent brake held
+#: (``works``), each vehicle's dynamic brake force and, per vehicle type, the row of its
+#: dynamic brake signal (-1: none; ``works[3:7]``: each channel's measure at the last
+#: control step); per independent brake, whether it fills and whether
+#: it releases at once (1/0: its time is 0); per vehicle, whether its cylinder's
+#: pressure is the independent brake's (1/0, at the control step), and the buffer (type,
+#: index) of its brake_level control (-1: none); the lowest auxiliary reservoir pressure
+#: (Pa), its distributor and when (``lowest_aux``).
 AirRun = namedtuple("AirRun", [
     "system", "tab", "state", "work", "on", "y0", "span", "valve_type", "valve_at",
     "indep_cyl", "indep_type", "indep_at", "indep_max", "mr_state", "supply", "rate",
     "owed", "draw_of", "force", "axle_share", "apps", "count", "active", "works", "dynamic",
-    "dynamic_row", "indep_fill_now", "indep_release_now"])
+    "dynamic_row", "indep_fill_now", "indep_release_now", "current", "by_indep",
+    "level_type", "level_at", "lowest_aux"])
 
 
 # ------------------------------------------------------------------ the loop's contract
@@ -168,9 +188,13 @@ def air_before(sys, t, y):  # pragma: no cover (compiled)
     ``y``, the dynamic brakes' forces read and the applications watched."""
     air, lay = sys.control.air, sys.lay
     if air.on[0] == 0:
+        read_dynamic(air, sys.plugins)
+        watch_applications(sys, t, y)
         return
     asys = air.system
     read_handles(air, sys.plugins)
+    held_by_independent(air)
+    lowest_aux(air, t)
     pipe = asys.pipe
     for j in range(pipe.torn.size):
         if pipe.hoses[j] != 0.0 and pipe.coupled[j] == 0.0:
@@ -200,15 +224,39 @@ def read_dynamic(air, plugins):  # pragma: no cover (compiled)
 
 
 @kernel
-def watch_applications(sys, t, y):  # pragma: no cover (compiled)
-    """At a control step: an application begins where a valve is put in service or
-    emergency, or a coupling parts and tears the hoses (an emergency), while the train
-    moves; one under way becomes an emergency, or ends (released) when every valve is
-    back in release or running."""
-    air, lay = sys.control.air, sys.lay
-    valves, pipe = air.system.valves, air.system.pipe
-    emergency = False
-    applying = False
+def held_by_independent(air):  # pragma: no cover (compiled)
+    """Which vehicles' cylinders the independent brake holds (its pressure asked for above
+    the distributor's, as the right-hand side last worked that out, or, after it, while
+    the cylinder releases down to the distributor's): their work is the independent
+    brake's."""
+    cyls, target, lay = air.system.cyls, air.system.target, air.system.lay
+    for c in range(cyls.vehicle.size):
+        own = target[c] if cyls.distributor[c] >= 0 else 0.0
+        i = cyls.vehicle[c]
+        # (and while it releases what it applied, down to what the distributor asks)
+        held = cyls.feeder[c] >= 0 and (cyls.ind_target[c] > own or (
+            air.by_indep[i] != 0.0 and air.work.y[lay.sc + c] > own + CYLINDER_BAND))
+        air.by_indep[i] = 1.0 if held else 0.0
+
+
+@kernel
+def lowest_aux(air, t):  # pragma: no cover (compiled)
+    """The lowest auxiliary reservoir pressure in the train so far, at control steps."""
+    lay, low = air.system.lay, air.lowest_aux
+    y = air.work.y
+    for k in range(air.system.dists.vehicle.size):
+        if y[lay.sa + k] < low[0]:
+            low[0], low[1], low[2] = y[lay.sa + k], air.system.dists.vehicle[k], t
+
+
+@kernel
+def brake_channels(sys, y):  # pragma: no cover (compiled)
+    """What each channel of the watch reads at this control step: whether it applies,
+    its measure (see :data:`APPLICATION`) into ``air.works[3:7]``, and whether the air
+    brake's application is an emergency."""
+    air = sys.control.air
+    valves, pipe, cyls = air.system.valves, air.system.pipe, air.system.cyls
+    emergency = applying = False
     released = valves.vehicle.size > 0
     for k in range(valves.vehicle.size):
         pos = valves.position[k]
@@ -217,66 +265,102 @@ def watch_applications(sys, t, y):  # pragma: no cover (compiled)
         released = released and pos <= RUNNING
     for j in range(pipe.torn.size):
         emergency = emergency or pipe.torn[j] != 0.0
-    applying = applying or emergency
-    front = y[lay.sx] + sys.bodies.half[0]
-    if air.active[0] == 0:
-        top = 0.0
-        for i in range(lay.n):
-            top = max(top, abs(y[lay.sv + i]))
-        if applying and top > sys.control.watch[0].standstill_speed:
-            app = air.apps[air.count[0]]
-            app.kind = 1.0 if emergency else 0.0
-            app.start_t, app.start_x, app.start_v = t, front, y[lay.sv]
-            app.max_tension = app.max_compression = 0.0
-            app.tension_coupling = app.compression_coupling = -1.0
-            app.end = 0.0
-            air.active[0] = 1
-        return
-    app = air.apps[air.count[0]]
-    if emergency:
-        app.kind = 1.0
-    if released and not emergency:
-        end_application(air, 2.0, t, front, y[lay.sv])
+    m = air.works[3:7]
+    m[AIR] = air.work.y[air.system.lay.se] if valves.vehicle.size > 0 else np.nan
+    m[INDEPENDENT] = 0.0
+    for k in range(air.indep_cyl.size):
+        m[INDEPENDENT] = max(m[INDEPENDENT], cyls.ind_target[air.indep_cyl[k]])
+    m[DYNAMIC] = 0.0
+    for i in range(air.dynamic.size):
+        m[DYNAMIC] += air.dynamic[i]
+    m[LEVEL] = 0.0
+    for i in range(air.level_type.size):
+        if air.level_type[i] >= 0:
+            m[LEVEL] = max(m[LEVEL], sys.plugins.bufs[air.level_type[i]][air.level_at[i]])
+    on = (applying or emergency, m[INDEPENDENT] > 0.0, m[DYNAMIC] > 0.0, m[LEVEL] > 0.0)
+    # (the air brake's application ends where every valve is back in release or running)
+    off = (released and not emergency, not on[1], not on[2], not on[3])
+    return on, off, emergency
 
 
 @kernel
-def end_application(air, how, t, front, speed):  # pragma: no cover (compiled)
-    """The application under way ends (``how``: 1 stopped, 2 released) at ``t``."""
-    app = air.apps[air.count[0]]
+def watch_applications(sys, t, y):  # pragma: no cover (compiled)
+    """At a control step, on each channel of the watch (:data:`AIR` ...): an application
+    begins where its brake is applied while the train moves (the air brake: a valve put
+    in service or emergency, or a coupling parting and tearing the hoses, an emergency);
+    one under way follows its peak, becomes an emergency, or ends (released)."""
+    air, lay = sys.control.air, sys.lay
+    on, off, emergency = brake_channels(sys, y)
+    m = air.works[3:7]
+    front = y[lay.sx] + sys.bodies.half[0]
+    top = 0.0
+    for i in range(lay.n):
+        top = max(top, abs(y[lay.sv + i]))
+    for k in range(4):
+        app = air.current[k]
+        if air.active[k] == 0:
+            if on[k] and top > sys.control.watch[0].standstill_speed:
+                app.kind = (1.0 if emergency else 0.0) if k == AIR else k + 1.0
+                app.start_t, app.start_x, app.start_v = t, front, y[lay.sv]
+                app.max_tension = app.max_compression = 0.0
+                app.tension_coupling = app.compression_coupling = -1.0
+                app.end = 0.0
+                app.start_measure = app.peak = m[k]
+                air.active[k] = 1
+            continue
+        if k == AIR:
+            if emergency:
+                app.kind = 1.0
+            app.peak = min(app.peak, m[k])  # (the pipe's lowest pressure)
+        else:
+            app.peak = max(app.peak, m[k])
+        if off[k]:
+            end_application(air, k, 2.0, t, front, y[lay.sv])
+
+
+@kernel
+def end_application(air, k, how, t, front, speed):  # pragma: no cover (compiled)
+    """The application under way on channel ``k`` ends (``how``: 1 stopped, 2 released)
+    at ``t``: moved to the ended ones (where there is room: the control step hands
+    Python the table when it is half full)."""
+    app = air.current[k]
     app.end, app.end_t, app.end_x, app.end_v = how, t, front, speed
-    air.active[0] = 0
-    air.count[0] += 1
+    air.active[k] = 0
+    if air.count[0] < air.apps.size:
+        air.apps[air.count[0]] = app
+        air.count[0] += 1
 
 
 @kernel
 def watch_step(sys, t0, t1, y0, y1, cf):  # pragma: no cover (compiled)
     """After a committed step from ``(t0, y0)`` to ``(t1, y1)`` (``cf``: the coupler
-    forces at its end): the air and dynamic brakes' work (their forces held over the
-    step, the speed's size taken as its mean), and of an application under way the
-    largest in-train forces and its end where the whole train stands."""
+    forces at its end): the air, independent and dynamic brakes' work (their forces held
+    over the step, the speed's size taken as its mean), and of each application under
+    way the largest in-train forces and its end where the whole train stands."""
     air, lay = sys.control.air, sys.lay
-    if air.on[0] == 0:
-        return
     dt = t1 - t0
-    work_air = work_dynamic = 0.0
+    work_air = work_dynamic = work_indep = 0.0
     top = 0.0
     for i in range(lay.n):
         speed = 0.5 * (abs(y0[lay.sv + i]) + abs(y1[lay.sv + i]))
         work_air += air.force[i] * speed
+        work_indep += air.force[i] * air.by_indep[i] * speed
         work_dynamic += air.dynamic[i] * speed
         top = max(top, abs(y1[lay.sv + i]))
     air.works[0] += work_air * dt
     air.works[1] += work_dynamic * dt
-    if air.active[0] == 0:
-        return
-    app = air.apps[air.count[0]]
-    for j in range(cf.size):
-        if cf[j] > app.max_tension:
-            app.max_tension, app.tension_coupling = cf[j], j
-        if -cf[j] > app.max_compression:
-            app.max_compression, app.compression_coupling = -cf[j], j
-    if top <= sys.control.watch[0].standstill_speed:
-        end_application(air, 1.0, t1, y1[lay.sx] + sys.bodies.half[0], y1[lay.sv])
+    air.works[2] += work_indep * dt
+    for k in range(4):
+        if air.active[k] == 0:
+            continue
+        app = air.current[k]
+        for j in range(cf.size):
+            if cf[j] > app.max_tension:
+                app.max_tension, app.tension_coupling = cf[j], j
+            if -cf[j] > app.max_compression:
+                app.max_compression, app.compression_coupling = -cf[j], j
+        if top <= sys.control.watch[0].standstill_speed:
+            end_application(air, k, 1.0, t1, y1[lay.sx] + sys.bodies.half[0], y1[lay.sv])
 
 
 @kernel
@@ -419,10 +503,13 @@ class AirBrake:
             np.zeros(feeders.size), np.zeros(0, dtype=np.int64), np.zeros(n),
             tr.axle_radius / tr.num_axis[tr.axle_vehicle],
             np.zeros(APPLICATIONS, dtype=APPLICATION).view(np.recarray),
-            np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(2),
+            np.zeros(1, dtype=np.int64), np.zeros(4, dtype=np.int64), np.zeros(7),
             np.zeros(n), np.full(8, -1, dtype=np.int64),
             (_column([cfg[i] for i in indep], "independent_application_time") == 0.0) * 1.0,
-            (_column([cfg[i] for i in indep], "independent_release_time") == 0.0) * 1.0)
+            (_column([cfg[i] for i in indep], "independent_release_time") == 0.0) * 1.0,
+            np.zeros(4, dtype=APPLICATION).view(np.recarray), np.zeros(n),
+            np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
+            np.array([np.inf, -1.0, np.nan]))
         #: Applications Python has taken from the watch (dicts, as the summary lists them).
         self.applications: list[dict[str, Any]] = []
 
@@ -539,6 +626,9 @@ class AirBrake:
             rec = batch.record
             if "dynamic_brake_force_N" in rec.rows:
                 run.dynamic_row[b] = rec.index("dynamic_brake_force_N")
+        for i in range(tr.count):
+            if "brake_level" in batches[int(tr.batch_of[i])].record.rows:
+                run.level_type[i], run.level_at[i] = source(i, "brake_level")
         draws = np.flatnonzero(self.mr_state >= 0)
         self.run = run = run._replace(draw_of=_index(draws))
         return self.mr_state[draws]
@@ -591,22 +681,30 @@ class AirBrake:
         count = int(run.count[0])
         for app in run.apps[:count]:
             self.applications.append(_application(app))
-        if count:
-            if run.active[0]:
-                run.apps[0] = run.apps[count]
-            run.count[0] = 0
+        run.count[0] = 0
 
     def report(self, t: float, front: float, speed: float) -> list[dict[str, Any]]:
-        """Every application so far; one under way is listed with ``end`` "under way"
-        (at ``t``, the front at ``front``, the lead at ``speed``)."""
+        """Every application so far, in the order they began; one under way is listed
+        with ``end`` "under way" (at ``t``, the front at ``front``, the lead at
+        ``speed``)."""
         self.take_applications()
         out = list(self.applications)
         run = self.run
-        if run.active[0]:
-            app = run.apps[0].copy()
-            app.end, app.end_t, app.end_x, app.end_v = 0.0, t, front, speed
-            out.append(_application(app))
-        return out
+        for k in range(run.active.size):
+            if run.active[k]:
+                app = run.current[k].copy()
+                app.end, app.end_t, app.end_x, app.end_v = 0.0, t, front, speed
+                out.append(_application(app))
+        return sorted(out, key=lambda a: a["start_time_s"])
+
+    def lowest_aux(self) -> dict[str, Any] | None:
+        """The lowest auxiliary reservoir pressure in the train (at control steps): its
+        value, the vehicle and when; None where the train has no distributor."""
+        value, vehicle, t = (float(x) for x in self.run.lowest_aux)
+        if vehicle < 0:
+            return None
+        return {"pressure_Pa": value, "pressure_bar": value / 1e5, "vehicle": int(vehicle),
+                "time_s": t}
 
     @property
     def pipe_volumes(self) -> np.ndarray:
@@ -626,7 +724,18 @@ class AirBrake:
 
 def _application(app: Any) -> dict[str, Any]:
     """One application record as the summary lists it."""
-    return {"kind": "emergency" if app.kind else "service",
+    kind = KINDS[int(app.kind)]
+    if kind in ("service", "emergency"):
+        drop = float(app.start_measure - app.peak)  # (NaN: no valve, the hoses tore)
+        measure = {"reduction_Pa": drop if drop == drop else None,
+                   "reduction_bar": drop / 1e5 if drop == drop else None}
+    elif kind == "independent":
+        measure = {"max_cylinder_pressure_Pa": float(app.peak)}
+    elif kind == "dynamic":
+        measure = {"max_dynamic_brake_force_N": float(app.peak)}
+    else:
+        measure = {"max_brake_level": float(app.peak)}
+    return {"kind": kind, **measure,
             "start_time_s": float(app.start_t), "start_position_m": float(app.start_x),
             "start_speed_mps": float(app.start_v),
             "max_coupler_tension_N": float(app.max_tension),
@@ -634,6 +743,7 @@ def _application(app: Any) -> dict[str, Any]:
             "max_coupler_compression_N": float(app.max_compression),
             "max_coupler_compression_coupling": int(app.compression_coupling),
             "end": ENDS[int(app.end)], "end_time_s": float(app.end_t),
+            "end_position_m": float(app.end_x),
             "end_speed_mps": float(app.end_v), "time_s": float(app.end_t - app.start_t),
             "distance_m": float(app.end_x - app.start_x)}
 

@@ -380,6 +380,7 @@ class Run:
         acted = self.driver.apply_due(t, front, lead) or acted
         system.step_plugins(t, self.control_step, y)
         system.air_before(t, y)
+        system.air.take_applications()  # (the watch's table: room for the next ones)
         changed = system.place(y)
         changed = system.air_after(t, self.control_step, y) or changed
         if changed or acted or self.n_control == 0:
@@ -587,14 +588,11 @@ class Run:
             **self._energy(y),
         }
         air = system.air
-        if air.on:
-            front = float(y[system.lay.sx] + tr.half_length[0])
-            out["brake_applications"] = air.report(t, front, float(y[system.lay.sv]))
-            works = air.run.works
-            out["braking_energy_J"] = {
-                "air_brake": float(works[0]), "dynamic_brake": float(works[1]),
-                "other_friction": out["energy"]["brake_J"] - float(works[0])}
         front = float(y[system.lay.sx] + tr.half_length[0])
+        out["brake_applications"] = air.report(t, front, float(y[system.lay.sv]))
+        out["braking_energy_J"] = braking_energy(air.run.works, out["energy"]["brake_J"])
+        if air.on:
+            out["lowest_aux_reservoir"] = air.lowest_aux()
         out["speed_limit_exceedances"] = exceedances(system.limits, t, front)
         seen, largest = exceedance_totals(system.limits)
         out["speed_limit_exceeded"] = {"count": seen, "max_excess_mps": largest,
@@ -623,6 +621,18 @@ class Run:
                 "slack edge": int(self.clock[0].kinks),
                 "coupler break": kinds.count("coupler break"),
                 "contact": kinds.count("coupled") + kinds.count("impact")}
+
+
+def braking_energy(works: np.ndarray, friction: float) -> dict[str, Any]:
+    """The energy the brakes took, J, from the air brake's account (``works``: the air
+    brake's cylinders, the dynamic brakes, the cylinders the independent brake held) and
+    the energy account's friction brakes (``friction``: every shoe and ``q_r``); by kind,
+    the four parts summing to all the braking."""
+    air, dynamic, independent = float(works[0]), float(works[1]), float(works[2])
+    return {"air_brake": air, "dynamic_brake": dynamic, "other_friction": friction - air,
+            "by_kind": {"train_air_brake": air - independent,
+                        "independent_brake": independent, "dynamic_brake": dynamic,
+                        "other_friction": friction - air}}
 
 
 def _num(x: float) -> float | None:

@@ -427,3 +427,82 @@ def test_release_and_recharge_after_a_service_application_empties_every_cylinder
             0.40e6 * (0.1e6 - 0.01e6) / 0.14e6, abs=300.0)
         assert r.series[f"v{v}_brake_cylinder_Pa"][-1] < 100.0
         assert r.series[f"v{v}_brake_pipe_Pa"][-1] > 0.48e6
+
+
+# ----------------------------------------------------------- the summary's applications
+def _summary(actions, until: float = 40.0, **sections) -> dict:
+    sections.setdefault("start", {"speed": "60 km/h"})
+    run = _run([LOCO, _car(5)], actions, **sections)
+    run.advance(until)
+    return run.summary(1.0)
+
+
+def test_a_service_application_is_listed_with_its_reduction_and_where_it_ended():
+    # Service for 5 s lowers the pipe at the valve by 0.02 MPa/s * 5 s = 1 bar; lapped,
+    # then released at 20 s.
+    s = _summary([{"at_time": 1.0, "set": {"brake_valve": 4}},
+                  {"at_time": 6.0, "set": {"brake_valve": 3}},
+                  {"at_time": 20.0, "set": {"brake_valve": 1}}])
+    (app,) = s["brake_applications"]
+    assert app["kind"] == "service" and app["end"] == "released"
+    assert app["reduction_Pa"] == pytest.approx(0.1e6, abs=100.0)
+    assert app["reduction_bar"] == pytest.approx(1.0, abs=1e-3)
+    assert (app["start_time_s"], app["end_time_s"]) == pytest.approx((1.0, 20.0))
+    assert app["distance_m"] == pytest.approx(app["end_position_m"] - app["start_position_m"])
+    assert app["max_coupler_compression_N"] > 0.0
+
+
+def test_the_independent_brake_and_the_brake_level_are_applications_of_their_own():
+    s = _summary([{"at_time": 1.0, "set": {"independent_brake": 0.5}},
+                  {"at_time": 11.0, "set": {"independent_brake": 0.0}},
+                  {"at_time": 5.0, "set": {"brake_level": 0.3}},
+                  {"at_time": 8.0, "set": {"brake_level": 0.0}}])
+    independent, level = s["brake_applications"]  # (in the order they began)
+    assert independent["kind"] == "independent"
+    assert independent["max_cylinder_pressure_Pa"] == pytest.approx(0.2e6)  # half of 0.4
+    assert (independent["start_time_s"], independent["end_time_s"]) == pytest.approx((1, 11))
+    assert level["kind"] == "brake_level" and level["max_brake_level"] == pytest.approx(0.3)
+    assert (level["start_time_s"], level["end_time_s"]) == pytest.approx((5.0, 8.0))
+    # the independent brake's work is all the air brake's: the train's own is none
+    by_kind = s["braking_energy_J"]["by_kind"]
+    assert by_kind["independent_brake"] > 0.0
+    assert by_kind["train_air_brake"] == 0.0
+    # the friction kinds together are the energy account's friction brakes
+    friction = by_kind["train_air_brake"] + by_kind["independent_brake"] \
+        + by_kind["other_friction"]
+    assert friction == pytest.approx(s["energy"]["brake_J"], rel=1e-12)
+    assert by_kind["other_friction"] > 0.0  # the straight brake (brake_level)
+
+
+def test_the_dynamic_brake_is_an_application_and_its_energy_is_what_the_drive_lost():
+    # No traction: the drive flow is the dynamic brake's work alone, negative.
+    s = _summary([{"at_time": 1.0, "set": {"dynamic_brake_level": 1.0}},
+                  {"at_time": 21.0, "set": {"dynamic_brake_level": 0.0}}])
+    (app,) = s["brake_applications"]
+    assert app["kind"] == "dynamic" and app["end"] == "released"
+    assert app["max_dynamic_brake_force_N"] > 0.0
+    dynamic = s["braking_energy_J"]["by_kind"]["dynamic_brake"]
+    assert dynamic == pytest.approx(-s["energy"]["drive_J"], rel=1e-3)
+
+
+def test_the_lowest_auxiliary_reservoir_is_the_one_that_filled_the_most_cylinder():
+    # A 1 bar reduction, lapped: each distributor fills its cylinders to 0.4 MPa * (0.1 -
+    # 0.01) / 0.14 from its auxiliary reservoir, which falls by that times the cylinders'
+    # volume over its own: the locomotive's (64 L from 300 L) falls furthest.
+    run = _run([LOCO, _car(5)], [{"at_time": 1.0, "set": {"brake_valve": 4}},
+                                 {"at_time": 6.0, "set": {"brake_valve": 3}}])
+    lowest = np.inf
+    while run.t < 60.0:  # the run's own reservoirs, at every control step
+        run.advance(run.t + run.control_step)
+        lowest = min(lowest, run.state("brake.aux").min())
+    s = run.summary(1.0)
+    assert s["lowest_aux_reservoir"]["pressure_Pa"] == lowest
+    # Within 1.5 kPa: in lap the pipe hunts by some 40 Pa about its pressure, and the
+    # cylinders fill and exhaust by turns with it, drawing the reservoirs down by under
+    # 1 kPa a minute after they filled.
+    cylinder = 0.4e6 * 0.09 / 0.14
+    low = s["lowest_aux_reservoir"]
+    assert low["vehicle"] == 0
+    assert low["pressure_Pa"] == pytest.approx(0.5e6 - cylinder * 0.064 / 0.3, abs=1500.0)
+    assert low["pressure_bar"] == pytest.approx(low["pressure_Pa"] / 1e5)
+    assert s["brake_applications"] == []  # (a standing train: no application)
