@@ -506,3 +506,17 @@ def test_the_lowest_auxiliary_reservoir_is_the_one_that_filled_the_most_cylinder
     assert low["pressure_Pa"] == pytest.approx(0.5e6 - cylinder * 0.064 / 0.3, abs=1500.0)
     assert low["pressure_bar"] == pytest.approx(low["pressure_Pa"] / 1e5)
     assert s["brake_applications"] == []  # (a standing train: no application)
+
+
+def test_more_applications_than_the_watchs_table_holds_are_all_listed():
+    # 70 short applications of the brake_level control (the table holds 64 ended ones
+    # until Python takes them), 1 s on and 1 s off.
+    actions = []
+    for k in range(70):
+        actions += [{"at_time": 1.0 + 2 * k, "set": {"brake_level": 0.05}},
+                    {"at_time": 2.0 + 2 * k, "set": {"brake_level": 0.0}}]
+    s = _summary(actions, until=150.0, start={"speed": "80 km/h"})
+    apps = s["brake_applications"]
+    assert len(apps) == 70
+    assert [a["start_time_s"] for a in apps] == pytest.approx([1.0 + 2 * k for k in range(70)])
+    assert all(a["kind"] == "brake_level" and a["end"] == "released" for a in apps)

@@ -58,6 +58,9 @@ for name, scenario, values in json.loads(sys.argv[1]):
                       "tension": r.summary["max_coupler_tension_N"],
                       "compression": r.summary["max_coupler_compression_N"],
                       "events": sorted(e.kind for e in r.events),
+                      "applications": [(a["kind"], a["start_time_s"], a["end"])
+                                       for a in r.summary["brake_applications"]],
+                      "exceeded": r.summary["speed_limit_exceeded"]["count"],
                       "stop": r.summary["stop_reason"]}))
 """
 
@@ -92,6 +95,8 @@ def test_a_drive_compiled_is_the_same_drive_uncompiled(both, name):
     compiled, uncompiled = both[0][name], both[1][name]
     assert compiled["stop"] == uncompiled["stop"]
     assert compiled["events"] == uncompiled["events"]
+    assert compiled["applications"] == uncompiled["applications"]
+    assert compiled["exceeded"] == uncompiled["exceeded"]
     assert len(compiled["front"]) == len(uncompiled["front"])
     np.testing.assert_allclose(compiled["front"], uncompiled["front"], rtol=0, atol=1e-3)
     assert compiled["distance"] == pytest.approx(uncompiled["distance"], abs=1e-3)
