@@ -276,10 +276,13 @@ def test_an_independent_brake_with_time_zero_fills_and_releases_at_once():
     assert _cylinders(run)[1:] == pytest.approx(0.0, abs=1.0)
 
 
-def test_a_negative_independent_time_is_a_config_error_naming_the_key():
+@pytest.mark.parametrize(("key", "value"), [("independent_application_time", "-1 s"),
+                                          ("independent_release_time", "5 m")])
+def test_an_independent_time_not_a_non_negative_time_is_a_config_error_naming_the_key(
+        key, value):
     with pytest.raises(ConfigError) as err:
-        make_scenario([_loco(independent_application_time="-1 s"), _car(1)])
-    assert "brake.independent_application_time" in str(err.value)
+        make_scenario([_loco(**{key: value}), _car(1)])
+    assert f"brake.{key}" in str(err.value)
 
 
 def test_a_braked_train_on_a_grade_stays_put():
