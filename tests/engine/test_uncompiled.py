@@ -37,6 +37,8 @@ CASES = [(name, name, {"stop.max_time": 0.25 if name.startswith("run") else 1.0}
         "driver": [{"at_time": 0.0, "rail_condition": "wet"},
                    {"at_time": 0.0, "set": {"brake_level": 1.0}}]}),
     ("rigid_one_body", "rigid_40km", {"stop.max_time": 30.0}),
+    ("speed_limit_exceeded", "freight_50", {"stop.max_time": 3.0,
+                                            "start.speed": "90 km/h"}),
 ]
 
 #: Runs every case and prints each one's figures as a JSON line (in this process, or
@@ -61,6 +63,8 @@ for name, scenario, values in json.loads(sys.argv[1]):
                       "applications": [(a["kind"], a["start_time_s"], a["end"])
                                        for a in r.summary["brake_applications"]],
                       "exceeded": r.summary["speed_limit_exceeded"]["count"],
+                      "exceedances": [[e["start_time_s"], e["max_excess_mps"], e["time_s"]]
+                                      for e in r.summary["speed_limit_exceedances"]],
                       "stop": r.summary["stop_reason"]}))
 """
 
@@ -88,6 +92,7 @@ def test_the_cases_reach_every_branch_of_the_train_engine(both):
     kinds = {k for figures in both[0].values() for k in figures["events"]}
     assert {"slip", "slide", "re-adhesion", "wheel locked", "coupler break", "coupled",
             "impact", "driver"} <= kinds
+    assert both[0]["speed_limit_exceeded"]["exceeded"] == 1
 
 
 @pytest.mark.parametrize("name", [c[0] for c in CASES])
@@ -97,6 +102,9 @@ def test_a_drive_compiled_is_the_same_drive_uncompiled(both, name):
     assert compiled["events"] == uncompiled["events"]
     assert compiled["applications"] == uncompiled["applications"]
     assert compiled["exceeded"] == uncompiled["exceeded"]
+    np.testing.assert_allclose(np.reshape(compiled["exceedances"], (-1, 3)),
+                               np.reshape(uncompiled["exceedances"], (-1, 3)), rtol=0,
+                               atol=1e-6)
     assert len(compiled["front"]) == len(uncompiled["front"])
     np.testing.assert_allclose(compiled["front"], uncompiled["front"], rtol=0, atol=1e-3)
     assert compiled["distance"] == pytest.approx(uncompiled["distance"], abs=1e-3)
