@@ -16,7 +16,7 @@ and ``brake_level`` (0 to 1), on every vehicle that declares them. Each
 
 and sets traction (below the target) or brakes (above it) with a
 proportional-integral law on the speed error. Commands change only when they
-change by more than ``_DEADBAND``, so a train holding its speed does not make
+change by more than ``DEADBAND``, so a train holding its speed does not make
 the solver restart at every update. Within ``stop_tolerance`` of the stop
 point at a crawl, or past it, it brakes fully and holds the train.
 
@@ -68,7 +68,7 @@ TRACTION, BRAKE = "traction_level", "brake_level"
 #: Proportional gain, level per m/s of speed error; integral gain, level per m (m/s * s).
 _KP, _KI = 1.0, 0.05
 #: Smallest command change that is passed on (level).
-_DEADBAND = 0.01
+DEADBAND = 0.01
 #: Below this speed at the stop point the train is stopped, m/s.
 _CRAWL = 0.3
 
@@ -95,12 +95,12 @@ def _target_speed(front, rear, starts, ends, limits, margin, decel, cruise,
 
 
 @njit(cache=True)
-def _send(u, state):  # pragma: no cover (compiled)
+def send_command(u, state):  # pragma: no cover (compiled)
     """Whether the command ``u`` goes out (into the state): it changes by more than the
     dead band, or to a bound."""
     s = state[0]
     c = s.command
-    if abs(u - c) < _DEADBAND and not ((u == -1.0 or u == 1.0) and u != c):
+    if abs(u - c) < DEADBAND and not ((u == -1.0 or u == 1.0) and u != c):
         return 0
     s.command = u
     return 1
@@ -124,14 +124,14 @@ def decide(t, front, rear, speed, on_time, state, params,
         s.stopped = 1.0 if to_go <= 0.0 or (to_go <= p.tolerance and speed < _CRAWL) else 0.0
     if s.stopped != 0.0:
         s.target = 0.0
-        return _send(-1.0, state)
+        return send_command(-1.0, state)
     limit = _target_speed(front, rear, sections[0], sections[1], sections[2], p.margin,
                           p.decel, p.cruise, p.stop_at)
     s.target = min(limit, on_time)
     s.coasting = 1.0 if on_time < limit and on_time <= speed <= limit else 0.0
     if s.coasting != 0.0:  # ahead of time: roll, neither pulling nor braking
         s.integral = 0.0
-        return _send(0.0, state)
+        return send_command(0.0, state)
     if speed > limit:  # brake down to the limit, not to the timetable's speed
         s.target = limit
     error = s.target - speed
@@ -139,7 +139,7 @@ def decide(t, front, rear, speed, on_time, state, params,
     if -1.0 < u < 1.0:  # integrate only when not saturated (no wind-up)
         s.integral += _KI * error * dt
         u = _KP * error + s.integral
-    return _send(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), state)
+    return send_command(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), state)
 
 
 def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Context) -> None:
@@ -167,35 +167,16 @@ def check_autodriver(cfg: Mapping[str, Any], train: Train, route: Route, ctx: Co
                 "stops: expected a point up to it")
 
 
-class AutoDriver:
-    """The built-in driver of one run: its settings, and its run state (a record the
-    event loop's decisions and Python's share)."""
+class CommandDriver:
+    """What a driver whose decisions the event loop takes (the built-in one, a trace's)
+    has: its run state (:data:`DRIVER_STATE`, a record the loop's decisions and Python
+    share; it starts switched on, with no command), the vehicle types that take each of
+    its controls, and its command as levels."""
 
-    def __init__(self, cfg: Mapping[str, Any], train: Train, route: Route) -> None:
-        self.train = train
-        self.route = route
-        cruise = math.inf if cfg["speed"] is None else cfg["speed"]
-        stop_at = None if cfg["stop_at"] is None else route.points[cfg["stop_at"]]
-        self.stop_at = stop_at
-        self.params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
-        self.params[0] = (cfg["update_interval"], cfg["margin"], cfg["braking_deceleration"],
-                          cruise, math.nan if stop_at is None else stop_at,
-                          cfg["stop_tolerance"])
-        #: The run state (:data:`DRIVER_STATE`): starts switched on, no command yet.
+    def __init__(self, train: Train) -> None:
         self.state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
         self.state[0].on = 1.0
         self.state[0].target = math.nan
-        self.timetable = None if not cfg["timetable"] else Timetable(
-            cfg["timetable"], route,
-            planning_profile(route, train.total_length, cfg["margin"],
-                             cfg["braking_deceleration"], cruise, stop_at))
-        self.min_speed = cfg["min_speed"]
-        lim = route.speed_limits
-        limits = np.where(lim > 0, lim, np.inf).astype(float)
-        starts = np.ascontiguousarray(route.starts, dtype=float)
-        #: The route's sections: rows start, end, limit.
-        self.sections = np.ascontiguousarray(np.vstack([starts, starts + route.lengths,
-                                                        limits]))
         #: The vehicle types (batch indices) with each control it sets, fixed for the run.
         self.users = {name: [b for b, batch in enumerate(train.batches)
                              if name in batch.cls.controls] for name in (TRACTION, BRAKE)}
@@ -215,6 +196,43 @@ class AutoDriver:
         return float(self.state[0].command)
 
     @property
+    def next_time(self) -> float:
+        """When it decides next, s."""
+        return float(self.state[0].next)
+
+    def levels(self) -> tuple[tuple[str, float], tuple[str, float]]:
+        """The levels of the present command: traction above zero, brake below."""
+        return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
+
+
+class AutoDriver(CommandDriver):
+    """The built-in driver of one run: its settings, and its run state (a record the
+    event loop's decisions and Python's share)."""
+
+    def __init__(self, cfg: Mapping[str, Any], train: Train, route: Route) -> None:
+        super().__init__(train)
+        self.train = train
+        self.route = route
+        cruise = math.inf if cfg["speed"] is None else cfg["speed"]
+        stop_at = None if cfg["stop_at"] is None else route.points[cfg["stop_at"]]
+        self.stop_at = stop_at
+        self.params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+        self.params[0] = (cfg["update_interval"], cfg["margin"], cfg["braking_deceleration"],
+                          cruise, math.nan if stop_at is None else stop_at,
+                          cfg["stop_tolerance"])
+        self.timetable = None if not cfg["timetable"] else Timetable(
+            cfg["timetable"], route,
+            planning_profile(route, train.total_length, cfg["margin"],
+                             cfg["braking_deceleration"], cruise, stop_at))
+        self.min_speed = cfg["min_speed"]
+        lim = route.speed_limits
+        limits = np.where(lim > 0, lim, np.inf).astype(float)
+        starts = np.ascontiguousarray(route.starts, dtype=float)
+        #: The route's sections: rows start, end, limit.
+        self.sections = np.ascontiguousarray(np.vstack([starts, starts + route.lengths,
+                                                        limits]))
+
+    @property
     def target(self) -> float:
         """The target speed of the last decision, m/s."""
         return float(self.state[0].target)
@@ -228,11 +246,6 @@ class AutoDriver:
     def coasting(self) -> bool:
         """Whether the last decision was to coast (ahead of the timetable)."""
         return self.state[0].coasting != 0.0
-
-    @property
-    def next_time(self) -> float:
-        """When it decides next, s."""
-        return float(self.state[0].next)
 
     @property
     def interval(self) -> float:
@@ -257,7 +270,3 @@ class AutoDriver:
         on_time = self.on_time(t, front) if due else math.inf
         return bool(decide(t, front, rear, speed, on_time, self.state, self.params,
                            self.sections))
-
-    def levels(self) -> tuple[tuple[str, float], tuple[str, float]]:
-        """The levels of the present command: traction above zero, brake below."""
-        return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))

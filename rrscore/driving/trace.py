@@ -33,13 +33,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..engine.adapters import DECIDE, DRIVER_PARAMS, DRIVER_STATE
+from ..engine.adapters import DECIDE, DRIVER_PARAMS
 from ..model.config import Context, FreeTable, Param, resolve_path
 from ..model.errors import ConfigError
 from ..model.events import Event
 from ..model.train import Train
 from ..model.units import UnitError, convert, dimension_name
 from ..model.vehicle import control_of
+from .autodriver import TRACTION, CommandDriver, send_command
 from .program import Action
 
 TRACE_SCHEMA = {
@@ -74,7 +75,6 @@ TRACE_SCHEMA = {
 }
 """The ``[scenario.trace]`` table."""
 
-TRACTION, BRAKE = "traction_level", "brake_level"
 
 #: Rows of the trace driver's table (:attr:`TraceDriver.table`): the trace (times,
 #: speeds, padded with its last row), what it logged at each decision (a column per
@@ -85,9 +85,6 @@ TRACTION, BRAKE = "traction_level", "brake_level"
 #: speed).
 T_TIME, T_SPEED, L_TIME, L_FRONT, L_SPEED, L_WANTED, L_RECORDED, SETTINGS = range(8)
 ROWS = 8
-#: Commands change only when they change by more than this (level), as the built-in
-#: driver's: a train holding its speed does not restart the solver at every decision.
-_DEADBAND = 0.01
 #: Below this speed with the trace at standstill the train is held with the full brake, m/s.
 _CRAWL = 0.3
 
@@ -358,18 +355,6 @@ def speed_at(times, values, t):  # pragma: no cover (compiled)
     return values[k] + share * (values[k + 1] - values[k])
 
 
-@njit(cache=True)
-def _send(u, state):  # pragma: no cover (compiled)
-    """Whether the command ``u`` goes out (into the state): it changes by more than the
-    dead band, or to a bound."""
-    s = state[0]
-    c = s.command
-    if abs(u - c) < _DEADBAND and not ((u == -1.0 or u == 1.0) and u != c):
-        return 0
-    s.command = u
-    return 1
-
-
 @njit(DECIDE, cache=True)
 def follow(t, front, rear, speed, on_time, state, params,
            table):  # pragma: no cover (compiled)
@@ -412,10 +397,10 @@ def follow(t, front, rear, speed, on_time, state, params,
     table[L_SPEED, k] = speed
     table[L_WANTED, k] = u
     table[L_RECORDED, k] = recorded
-    return _send(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), state)
+    return send_command(-1.0 if u < -1.0 else (1.0 if u > 1.0 else u), state)
 
 
-class TraceDriver:
+class TraceDriver(CommandDriver):
     """The trace driver of one run (kind ``speed``): its settings, its run state and its
     table (trace, log, settings), which the event loop's decisions and Python share. It
     stands where the built-in driver stands (:class:`~rrscore.driving.program.
@@ -425,6 +410,7 @@ class TraceDriver:
     timetable = None
 
     def __init__(self, cfg: Mapping[str, Any], trace: Trace, train: Train) -> None:
+        super().__init__(train)  # (its state: integral, command, next, target used)
         self.trace = trace
         self.tolerance = cfg["tolerance"]
         n = trace.times.size
@@ -441,45 +427,16 @@ class TraceDriver:
         self.table = np.ascontiguousarray(table)
         self.params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
         self.params[0].interval = cfg["update_interval"]
-        #: The run state (:data:`DRIVER_STATE`: integral, command, next, target used).
-        self.state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
-        self.state[0].on = 1.0
-        self.state[0].target = math.nan
         #: The mass the missing force is worked from: the train's, with its wheelsets'
         #: rotating inertia as mass at the rail, kg.
         self.mass = float(train.total_mass + train.axle_mass_equiv.sum())
         self.table[SETTINGS, :5] = (self.mass, trace.force_per_level, cfg["time_constant"],
                                cfg["integral_time"], _CRAWL)
-        self.users = {name: [b for b, batch in enumerate(train.batches)
-                             if name in batch.cls.controls] for name in (TRACTION, BRAKE)}
-
-    @property
-    def enabled(self) -> bool:
-        """Whether it drives (a driver's action switches it off and on)."""
-        return self.state[0].on != 0.0
-
-    @enabled.setter
-    def enabled(self, on: bool) -> None:
-        self.state[0].on = 1.0 if on else 0.0
-
-    @property
-    def command(self) -> float:
-        """The last command: traction level above zero, brake level below."""
-        return float(self.state[0].command)
-
-    @property
-    def next_time(self) -> float:
-        """When it decides next, s."""
-        return float(self.state[0].next)
 
     def update(self, t: float, front: float, rear: float, speed: float) -> bool:
         """Decide at time ``t`` (:func:`follow`); return whether the command changed."""
         return bool(follow(t, front, rear, speed, math.inf, self.state, self.params,
                            self.table))
-
-    def levels(self) -> tuple[tuple[str, float], tuple[str, float]]:
-        """The levels of the present command: traction above zero, brake below."""
-        return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
 
     def log(self) -> dict[str, np.ndarray]:
         """The decisions logged, in time order (after the trace's end, only the last):
