@@ -63,6 +63,7 @@ def vehicle_record(cls: type[VehicleModel], count: int = 1, axles: int = _AXLES)
     laid out as a train lays out its records (:mod:`rrscore.model.train`)."""
     return Record(f"{cls.__name__}Record", count, record_rows(cls),
                   [("q_a", axles + 1), ("q_r", axles + 1), ("adhesion", axles),
+                   ("axle_slip", axles), *((name, axles) for name in cls.axle_fields),
                    *((name, 1) for name in record_tables(cls))],
                   [("count", count), ("axles", axles)])
 

@@ -32,14 +32,21 @@ Inputs = namedtuple("Inputs", ["body_force", "body_resist", "brake_own", "air_to
 @kernel
 def read_in(sys, b, y):  # pragma: no cover (compiled)
     """Type ``b``'s record given its vehicles' positions, speeds (vehicle frame) and
-    states at ``y``, before its control step."""
-    p, lay = sys.plugins, sys.lay
+    states at ``y``, before its control step; each axle's slip velocity (vehicle frame,
+    ``omega r - v`` of a slipping axle, 0 for one rolling: its creep is not integrated)
+    in ``axle_slip``."""
+    p, lay, ax = sys.plugins, sys.lay, sys.axles
     n, first, buf = p.count[b], p.first[b], p.bufs[b]
-    row_x, row_v = p.row_x[b], p.row_v[b]
+    row_x, row_v, k = p.row_x[b], p.row_v[b], p.axles[b]
     for j in range(n):
-        i = p.index[first + j]
+        i, sign = p.index[first + j], p.sign[first + j]
         buf[row_x + j] = y[lay.sx + i]
-        buf[row_v + j] = y[lay.sv + i] * p.sign[first + j]
+        buf[row_v + j] = y[lay.sv + i] * sign
+        for c in range(k):
+            a = p.axle_index[p.axle_first[b] + j * k + c]
+            slip = 0.0 if ax.rolling[a] != 0.0 else \
+                (y[lay.somega + a] * ax.radius[a] - y[lay.sv + i]) * sign
+            buf[p.row_slip[b] + j * k + c] = slip
     z0, row_s = p.state0[b], p.row_state[b]
     for k in range(p.nstates[b] * n):
         buf[row_s + k] = y[z0 + k]

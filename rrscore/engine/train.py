@@ -242,7 +242,7 @@ class TrainSystem:
         steps, rates, inputs, bufs, lays = [], [], [], [], []
         int_cols: dict[str, list[int]] = {k: [] for k in (
             "count", "first", "axles", "state0", "nstates", "row_x", "row_v", "row_state",
-            "row_qa", "row_qr", "row_adh", "traction", "brake", "axle_first")}
+            "row_qa", "row_qr", "row_adh", "row_slip", "traction", "brake", "axle_first")}
         index, sign, axle_index = [], [], []
         self.adapters = []
         for b_i, b in enumerate(tr.batches):
@@ -270,6 +270,7 @@ class TrainSystem:
             cols["row_qa"].append(int(rec.layout[at]))
             cols["row_qr"].append(int(rec.layout[at + 2]))
             cols["row_adh"].append(int(rec.layout[at + 4]))
+            cols["row_slip"].append(int(rec.layout[at + 6]))
             cols["traction"].append(names.index("traction_level")
                                     if "traction_level" in b.cls.controls else -1)
             cols["brake"].append(names.index("brake_level")
@@ -293,7 +294,7 @@ class TrainSystem:
                            np.array(index, dtype=np.int64), np.array(sign, dtype=float),
                            ints["axles"], ints["state0"], ints["nstates"], ints["row_x"],
                            ints["row_v"], ints["row_state"], ints["row_qa"], ints["row_qr"],
-                           ints["row_adh"], ints["traction"], ints["brake"],
+                           ints["row_adh"], ints["row_slip"], ints["traction"], ints["brake"],
                            ints["axle_first"], np.array(axle_index, dtype=np.int64), placed,
                            np.ones(MAX_TYPES, dtype=np.int64),
                            tuple(np.full(buf.size if k else 0, np.nan)

@@ -314,7 +314,8 @@ def _record(cls: type[VehicleModel], vehicles: list[dict], params: SimpleNamespa
     widths = {name: max([len(v or ()) for v in getattr(params, name)] + [1])
               for name in record_tables(cls)}
     record = Record(f"{cls.__name__}Record", n, record_rows(cls),
-                    [("q_a", k + 1), ("q_r", k + 1), ("adhesion", k), *widths.items()],
+                    [("q_a", k + 1), ("q_r", k + 1), ("adhesion", k), ("axle_slip", k),
+                     *((name, k) for name in cls.axle_fields), *widths.items()],
                     [("count", n), ("axles", k)], initial)
     for name, spec in cls.params.items():
         if spec.kind in (float, int, bool):

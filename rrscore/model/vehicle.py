@@ -151,6 +151,8 @@ class VehicleModel:
       the press): a cab stroke presses and releases them at once, where other keys latch.
     * ``fields``: ``{name: doc}``, values of the model's own that persist from one
       control step to the next (a compressor's governor, a ramp under way), initially 0.
+    * ``axle_fields``: ``{name: doc}``, the same per axle, ``veh.NAME[i, j]`` (a
+      slip controller's torque reduction on each axle), initially 0.
     * ``signals``: ``{name: doc}``, outputs a scenario can record (column
       ``v{index}_{name}``); a signal named as a control, field or state is that value.
     * ``states``: ``{name: StateSpec}``, continuous states integrated with the train (a
@@ -165,8 +167,10 @@ class VehicleModel:
       is the record: every declared name, plus ``count`` and ``axles`` (ints), ``x``,
       ``v``, ``mass``, ``gravity``, ``wheel_radius`` and ``wheelset_inertia`` (one entry
       per vehicle; :data:`FRAMEWORK_ROWS`), ``q_a`` and ``q_r``
-      (``(count, axles + 1)``) and ``adhesion`` (``(count, axles)``). The states' rows
-      hold their values at ``t``.
+      (``(count, axles + 1)``), ``adhesion`` and ``axle_slip`` (``(count, axles)``:
+      each axle's slip velocity ``omega r - v`` in m/s where it slips, 0 where it rolls;
+      :mod:`rrscore.vehicles.slip_control` acts on it). The states' rows hold their
+      values at ``t``.
     * ``rates(t, veh, s, ds)``: the derivatives of the states, ``ds.NAME[i]``, from their
       values ``s.NAME[i]`` and the record (``veh.v`` is the speed at the stage), at every
       stage of every step: it must write every entry and change nothing else.
@@ -193,6 +197,7 @@ class VehicleModel:
     key_bindings: ClassVar[dict[str, str]] = {}
     notch_keys: ClassVar[tuple[str, ...]] = ()
     fields: ClassVar[dict[str, str]] = {}
+    axle_fields: ClassVar[dict[str, str]] = {}
     signals: ClassVar[dict[str, str]] = {}
     states: ClassVar[dict[str, StateSpec]] = {}
     control_step: ClassVar[float | None] = None
@@ -233,9 +238,10 @@ def check_vehicle_type(cls: type) -> None:
     name = cls.__qualname__
     if not cls.type_name:
         raise TypeError(f"{name} has no type_name")
-    reserved = {*FRAMEWORK_ROWS, "count", "axles", "q_a", "q_r", "adhesion"}
+    reserved = {*FRAMEWORK_ROWS, "count", "axles", "q_a", "q_r", "adhesion", "axle_slip"}
     seen: dict[str, str] = {}
-    for kind in ("params", "controls", "keys", "fields", "states", "signals"):
+    for kind in ("params", "controls", "keys", "fields", "axle_fields", "states",
+                 "signals"):
         for key in getattr(cls, kind):
             if not (isinstance(key, str) and key.isidentifier()) or key.startswith("_"):
                 raise TypeError(f"{name}: {kind} names {key!r}, expected a name of letters, "
