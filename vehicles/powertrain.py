@@ -31,6 +31,11 @@ charge falls below again (it is checked at each control step, so the charge can 
 account: energy to traction at the rail less regeneration plus losses equals the
 energy the battery gave.
 
+The diesel-electric's axles are under a wheel-slip control
+(:mod:`rrscore.vehicles.slip_control`, ``slip_control``, on by default): an axle that
+slips has its torque cut, given back as it grips; its tractive force signal is the sum
+after the cuts.
+
 Each reports its figures in the summary (``vehicle_figures``) through ``report``.
 """
 
@@ -42,6 +47,7 @@ import numpy as np
 
 from rrscore import Control, Param, StateSpec, VehicleModel, hookimpl, kernel, law
 
+from .slip_control import SLIP_AXLE_FIELDS, SLIP_PARAMS, control_cut, control_slip
 from .table_loco import (
     TableLoco,
     apply_forces,
@@ -97,7 +103,8 @@ def battery_loss(traction, regenerated, round_trip):  # pragma: no cover (compil
 # ----------------------------------------------------------------------- diesel-electric
 
 def diesel_step(t, dt, veh):  # pragma: no cover (compiled)
-    """The control step: TableLoco's, with the throttle at its notch; the fuel rate."""
+    """The control step: TableLoco's, with the throttle at its notch and each axle's
+    torque under the wheel-slip control; the fuel rate."""
     for i in range(veh.count):
         move_levels(veh, i, dt)
         level = notch_level(veh.throttle[i], veh.throttle_notches[i])
@@ -106,6 +113,12 @@ def diesel_step(t, dt, veh):  # pragma: no cover (compiled)
             apply_forces(veh, i, 0.0, dynamic_force(veh, i, d))
         else:
             apply_forces(veh, i, tractive_force(veh, i, level), 0.0)
+        control_slip(veh, i, dt)
+        if d <= 0.0 and control_cut(veh, i):  # the force after the cuts
+            force = 0.0
+            for j in range(veh.axles):
+                force += veh.q_a[i, j + 1]
+            veh.traction_force_N[i] = force / veh.wheel_radius[i]
         power = veh.traction_force_N[i] * veh.v[i]
         veh.notch[i] = level * veh.throttle_notches[i] if veh.throttle_notches[i] >= 1.0 \
             else level
@@ -151,6 +164,7 @@ class DieselElectric(VehicleModel):
     description = "tractive-effort curves per notch and a fuel map (fuel used, CO2)"
     params = {
         **TableLoco.params,
+        **SLIP_PARAMS,
         "throttle_notches": Param(kind=int, default=8, doc="throttle notches (the curve at "
                                   "the nearest, round(throttle * n) / n); 0: continuous",
                                   min=0),
@@ -169,6 +183,7 @@ class DieselElectric(VehicleModel):
     controls = {**TableLoco.controls,
                 "throttle": Control("throttle lever, 0..1 (held until changed; the curve at "
                                     "its nearest notch)", 0.0, 1.0)}
+    axle_fields = SLIP_AXLE_FIELDS
     states = {"fuel_used_kg": StateSpec("kg", "fuel burnt since the start",
                                         atol=_UNCONTROLLED),
               "rail_energy_J": StateSpec("J", "work of the tractive force at the rail since "

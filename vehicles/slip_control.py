@@ -28,7 +28,7 @@ from rrscore import Param, kernel, law
 SLIP_PARAMS = {
     "slip_control": Param(kind=bool, default=True, doc="wheel-slip control: take torque "
                           "off an axle while it slips, give it back as it grips"),
-    "slip_cut_rate": Param("1/s", 2.0, "fraction of an axle's torque command taken off "
+    "slip_cut_rate": Param("1/s", 0.5, "fraction of an axle's torque command taken off "
                            "per second while it slips", min=0.0),
     "slip_recovery": Param("1/s", 0.02, "fraction of an axle's torque command given back "
                            "per second while it rolls", min=0.0),
@@ -61,3 +61,12 @@ def control_slip(veh, i, dt):  # pragma: no cover (compiled)
                            veh.slip_cut_rate[i], veh.slip_recovery[i], dt)
         veh.slip_reduction[i, j] = r
         veh.q_a[i, j + 1] *= 1.0 - r
+
+
+@kernel(inline=True)
+def control_cut(veh, i):  # pragma: no cover (compiled)
+    """Whether the slip control takes torque off any of vehicle ``i``'s axles now."""
+    for j in range(veh.axles):
+        if veh.slip_reduction[i, j] > 0.0:
+            return True
+    return False
