@@ -38,15 +38,16 @@ def read_in(sys, b, y):  # pragma: no cover (compiled)
     p, lay, ax = sys.plugins, sys.lay, sys.axles
     n, first, buf = p.count[b], p.first[b], p.bufs[b]
     row_x, row_v, k = p.row_x[b], p.row_v[b], p.axles[b]
+    row_slip = p.row_slip[b]  # (-1: the type has no per-axle control to read it)
     for j in range(n):
         i, sign = p.index[first + j], p.sign[first + j]
         buf[row_x + j] = y[lay.sx + i]
         buf[row_v + j] = y[lay.sv + i] * sign
-        for c in range(k):
+        for c in range(k if row_slip >= 0 else 0):
             a = p.axle_index[p.axle_first[b] + j * k + c]
             slip = 0.0 if ax.rolling[a] != 0.0 else \
                 (y[lay.somega + a] * ax.radius[a] - y[lay.sv + i]) * sign
-            buf[p.row_slip[b] + j * k + c] = slip
+            buf[row_slip + j * k + c] = slip
     z0, row_s = p.state0[b], p.row_state[b]
     for k in range(p.nstates[b] * n):
         buf[row_s + k] = y[z0 + k]

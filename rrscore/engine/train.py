@@ -270,7 +270,9 @@ class TrainSystem:
             cols["row_qa"].append(int(rec.layout[at]))
             cols["row_qr"].append(int(rec.layout[at + 2]))
             cols["row_adh"].append(int(rec.layout[at + 4]))
-            cols["row_slip"].append(int(rec.layout[at + 6]))
+            # (a type with no per-axle fields has no per-axle control: its slip row is
+            # left at 0, which saves a loop over every axle at every control step)
+            cols["row_slip"].append(int(rec.layout[at + 6]) if b.cls.axle_fields else -1)
             cols["traction"].append(names.index("traction_level")
                                     if "traction_level" in b.cls.controls else -1)
             cols["brake"].append(names.index("brake_level")

@@ -168,8 +168,10 @@ class VehicleModel:
       ``v``, ``mass``, ``gravity``, ``wheel_radius`` and ``wheelset_inertia`` (one entry
       per vehicle; :data:`FRAMEWORK_ROWS`), ``q_a`` and ``q_r``
       (``(count, axles + 1)``), ``adhesion`` and ``axle_slip`` (``(count, axles)``:
-      each axle's slip velocity ``omega r - v`` in m/s where it slips, 0 where it rolls;
-      :mod:`rrscore.vehicles.slip_control` acts on it). The states' rows hold their
+      each axle's slip velocity ``omega r - v`` in m/s where it slips, 0 where it rolls,
+      filled for types that declare ``axle_fields``, as a per-axle controller does, and
+      0 for others, which save the work; :mod:`rrscore.vehicles.slip_control` acts on
+      it). The states' rows hold their
       values at ``t``.
     * ``rates(t, veh, s, ds)``: the derivatives of the states, ``ds.NAME[i]``, from their
       values ``s.NAME[i]`` and the record (``veh.v`` is the speed at the stage), at every
