@@ -40,6 +40,7 @@ from ..model.events import Event
 from ..model.train import Train
 from ..model.units import UnitError, convert, dimension_name
 from ..model.vehicle import control_of
+from ..physics.tables import interp_one
 from .autodriver import TRACTION, CommandDriver, send_command
 from .program import Action
 
@@ -342,19 +343,6 @@ class CommandReplay:
         return k > start
 
 
-@njit(cache=True)
-def speed_at(times, values, t):  # pragma: no cover (compiled)
-    """``values`` at ``t``, linear between the samples at ``times``, held beyond them."""
-    n = times.size
-    if t <= times[0]:
-        return values[0]
-    if t >= times[n - 1]:
-        return values[n - 1]
-    k = np.searchsorted(times, t, side="right") - 1
-    share = (t - times[k]) / (times[k + 1] - times[k])
-    return values[k] + share * (values[k + 1] - values[k])
-
-
 @njit(DECIDE, cache=True)
 def follow(t, front, rear, speed, on_time, state, params,
            table):  # pragma: no cover (compiled)
@@ -376,8 +364,8 @@ def follow(t, front, rear, speed, on_time, state, params,
     times, speeds = table[T_TIME], table[T_SPEED]
     mass, per_level = table[SETTINGS, 0], table[SETTINGS, 1]
     tau, integral_time = table[SETTINGS, 2], table[SETTINGS, 3]
-    recorded = speed_at(times, speeds, t)
-    ahead = speed_at(times, speeds, t + tau)
+    recorded = interp_one(t, times, speeds)
+    ahead = interp_one(t + tau, times, speeds)
     s.target = recorded
     error = recorded - speed
     # (the recorded acceleration over the time constant ahead: a lead jerked by its

@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import CONFIGS, car_config
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from rrscore.driving.trace import TraceDriver, follow, shortfall_note, speed_at
+from rrscore.driving.trace import TraceDriver, follow, shortfall_note
 from rrscore.model.config import Context
 from rrscore.model.errors import ConfigError
 from rrscore.model.units import G
@@ -209,16 +207,6 @@ def test_a_trace_with_the_built_in_driver_on_is_refused(tmp_path):
     with pytest.raises(ConfigError) as err:
         scenario_from_table(table, Context("s.toml", "scenario", tmp_path))
     assert err.value.key == "scenario.autodriver.mode"
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.01, 100.0), st.floats(0.0, 50.0)), min_size=2,
-                max_size=30),
-       st.floats(-10.0, 3000.0))
-def test_the_recorded_speed_between_samples_is_linear_and_held_beyond(rows, t):
-    times = np.cumsum([dt for dt, _ in rows])
-    speeds = np.array([v for _, v in rows])
-    assert speed_at(times, speeds, t) == pytest.approx(np.interp(t, times, speeds), abs=1e-9)
 
 
 def test_the_compiled_decision_is_the_written_function(tmp_path):
