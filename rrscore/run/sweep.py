@@ -42,6 +42,7 @@ from ..model.errors import (
     interruption_behind,
     note_interruption,
     on_signal,
+    take_interruption,
     writing_outputs,
 )
 from .drive import Drive, prepare_output_dir, release_output_dir
@@ -494,6 +495,14 @@ class Sweep:
             if interruption is None:
                 raise
             table.add_waiting()  # finished, but behind an unfinished case
+        except Exception:
+            # a signal lost inside numba's dispatcher while it compiled surfaces as another
+            # error (a KeyError of argument types) with the interruption noted: rrs ends it
+            # as that interruption, and so must sweep.json
+            interruption = take_interruption()
+            if interruption is None:
+                raise
+            table.add_waiting()
         finally:
             wall = time.perf_counter() - wall0
             table.close({**meta, "interrupted": interruption is not None,

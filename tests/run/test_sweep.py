@@ -404,3 +404,28 @@ def test_a_sweeps_memory_does_not_grow_with_its_number_of_cases(tmp_path: Path) 
     big = interrupt_big_sweep(tmp_path / "big", 100, 2, signal.SIGTERM)
     assert small[0] == big[0] == 143, (small[1], big[1])
     assert big[3] < small[3] + 50, (small[3], big[3])  # MB
+
+
+def test_a_signal_lost_in_a_compile_ends_the_sweep_as_interrupted(tmp_path, monkeypatch):
+    # a signal met while numba compiled surfaces as another error, the interruption noted
+    # (rrs ends it as that interruption): sweep.json must say interrupted too
+    from rrscore.model.errors import clear_interruptions, note_interruption
+    from rrscore.run import sweep as sweep_module
+
+    real = sweep_module.run_case
+
+    def lost_signal(scenario, values, columns, out):
+        if values.get("stop.max_time") == 3:
+            note_interruption(KeyboardInterrupt())
+            raise KeyError("(float64, float64)")
+        return real(scenario, values, columns, out)
+
+    monkeypatch.setattr(sweep_module, "run_case", lost_signal)
+    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
+    try:
+        result = Sweep(scenario.with_values({"output.plots": False}),
+                       {"stop.max_time": [1, 2, 3, 4]}).run(tmp_path / "sw", 1)
+    finally:
+        clear_interruptions()
+    assert result.interrupted and result.done == 2
+    assert json.loads((tmp_path / "sw" / "sweep.json").read_text())["interrupted"] is True
