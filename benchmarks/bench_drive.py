@@ -10,6 +10,10 @@ Cases (``--case``, default both):
   come from the solver's dense output, so they should cost little).
 * ``brake``: SimpleLoco + 100 loaded, air-braked cars at 80 km/h on level track, an
   emergency application at 2 s, to standstill (the in-train forces of a stop).
+* ``descent``: the shipped ``descent_air_50`` scenario: SimpleLoco + 50 loaded,
+  air-braked cars held at 60 km/h down 12 km of 8 per mille by the built-in driver on
+  the dynamic brake and graduated air brake applications (15 km, about 940 simulated
+  seconds).
 * ``demo``: the README's demo drive, the shipped ``freight_50`` scenario: SimpleLoco
   + 50 loaded cars over the hilly route, driven by the built-in driver to the speed
   limits and a stop at B (1,334.6 simulated seconds).
@@ -26,7 +30,7 @@ Cases (``--case``, default both):
 Prints the real-time factor (simulated seconds per wall second) and the wall
 time of each case; the last line is JSON. Run from the repository root:
 
-    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake|demo|rigid|template]
+    python benchmarks/bench_drive.py [--case spring|sa3|fine|brake|descent|demo|rigid|template]
                                      [--solver rk45|rk4]
 
 It is a measurement, not a test: the figures depend on the machine.
@@ -59,6 +63,7 @@ CASES = {
               "payload": 1.0, "repeat": 1, "sample": 1.0,
               "start": {"position": "2 km", "speed": "80 km/h"},
               "driver": [{"at_time": 2.0, "set": {"brake_valve": 5}}], "standstill": True},
+    "descent": {"scenario": "descent_air_50", "repeat": 3},
     "demo": {"scenario": "freight_50", "repeat": 1},
     "rigid": {"scenario": "rigid_40km", "repeat": 5, "multibody": True},
     "template": {"template": True, "sim_time": 600.0, "repeat": 3},

@@ -194,7 +194,10 @@ class DriverProgram:
         """The built-in driver's decision at ``t`` (if it has one); whether it changed any
         control."""
         auto = self.autodriver
-        if auto is None or not auto.update(t, front, rear, speed):
+        if auto is None:
+            return False
+        self.system.driver_readings(auto.state)
+        if not auto.update(t, front, rear, speed):
             return False
         for name, level in auto.levels():
             for b in auto.users[name]:

@@ -250,6 +250,24 @@ def lowest_aux(air, t):  # pragma: no cover (compiled)
 
 
 @kernel
+def driver_readings(air, state):  # pragma: no cover (compiled)
+    """What the built-in driver reads of the air brake before a decision, into its state
+    (:data:`~rrscore.engine.adapters.DRIVER_STATE`): the first driver's valve's equalizing
+    reservoir pressure and the lowest auxiliary reservoir pressure now (Pa; NaN without
+    an air brake)."""
+    s = state[0]
+    if air.on[0] == 0:
+        s.equalizing = s.aux_low = np.nan
+        return
+    lay, y = air.system.lay, air.work.y
+    s.equalizing = y[lay.se] if air.system.valves.vehicle.size > 0 else np.nan
+    low = np.inf
+    for k in range(air.system.dists.vehicle.size):
+        low = min(low, y[lay.sa + k])
+    s.aux_low = low
+
+
+@kernel
 def brake_channels(sys, y):  # pragma: no cover (compiled)
     """What each channel of the watch reads at this control step: whether it applies,
     its measure (see :data:`APPLICATION`) into ``air.works[3:7]``, and whether the air

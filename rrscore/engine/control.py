@@ -20,7 +20,7 @@ import numpy as np
 from ..jit import kernel
 from ..physics.bodies import hold_directions, hold_friction
 from . import system
-from .airsystem import APPLICATIONS, air_after, air_before
+from .airsystem import APPLICATIONS, air_after, air_before, driver_readings
 from .loop import BROKE, CHANGED, HAND_BACK, KEPT
 from .multibody import LOADED, RIGID, SLIPPING, MultiBody, event_layout
 
@@ -265,15 +265,21 @@ def due(sys, watch, y):  # pragma: no cover (compiled)
 
 
 @kernel
-def set_levels(sys, fns, command):  # pragma: no cover (compiled)
-    """The built-in driver's command set on every vehicle that takes it: traction above
-    zero, brake below (through each type's inputs, as a driver program's ``set``)."""
-    p = sys.plugins
-    traction = 0.0 if 0.0 > command else command
-    brake = 0.0 if 0.0 > -command else -command
+def set_levels(sys, fns, state, params):  # pragma: no cover (compiled)
+    """The built-in driver's levels set on every vehicle that takes them (through each
+    type's inputs, as a driver program's ``set``): its command as traction above zero and
+    ``brake_level`` below or, where it works the train's brakes, traction and the dynamic
+    brake, brake valve and independent brake levels (the columns of ``plugins.driven``)."""
+    p, s = sys.plugins, state[0]
+    traction = 0.0 if 0.0 > s.command else s.command
+    if params[0].train_brakes != 0.0:
+        levels = (traction, np.nan, s.dynamic, s.valve, s.independent)
+    else:
+        levels = (traction, 0.0 if 0.0 > -s.command else -s.command, np.nan, np.nan, np.nan)
     for b in range(p.count.size):
-        for which, level in ((p.traction[b], traction), (p.brake[b], brake)):
-            if which < 0:
+        for c in range(len(levels)):
+            which, level = p.driven[b, c], levels[c]
+            if which < 0 or level != level:
                 continue
             for i in range(p.count[b]):
                 fns.inputs[b](p.bufs[b], p.lays[b], i, which, level)
@@ -292,10 +298,11 @@ def train_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
     n = lay.n
     front = y[lay.sx] + c.watch[0].half0
     rear = y[lay.sx + n - 1] - sys.bodies.half[n - 1]
+    driver_readings(c.air, c.driver_state)
     acted = fns.driver(t, front, rear, y[lay.sv], np.inf, c.driver_state, c.driver_params,
                        c.sections) != 0
     if acted:
-        set_levels(sys, fns, c.driver_state[0].command)
+        set_levels(sys, fns, c.driver_state, c.driver_params)
     step_plugins(sys, fns, t, st.control_dt, y)
     b, _ = outputs_problem(sys)
     if b >= 0:

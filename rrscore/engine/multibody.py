@@ -50,15 +50,18 @@ Layout = namedtuple("Layout", ["n", "na", "nc", "sx", "sv", "somega", "sphi", "s
 #: orientation), axles per vehicle, where its states start in the state vector and how
 #: many it has, where the rows of ``x``, ``v``, the first state, ``q_a``, ``q_r`` and
 #: ``adhesion`` start in its buffer (and ``axle_slip``, which the engine fills), and the
-#: input index of ``traction_level`` and ``brake_level`` (-1: none); ``axle_index``:
+#: input index of each control the built-in driver sets (``driven``: one row per slot,
+#: columns :data:`DRIVEN`, -1 where the type has none); ``axle_index``:
 #: every vehicle's axles, slot after slot; per slot, its outputs (``q_a``, ``q_r``,
 #: ``adhesion``: one block of its buffer) as last placed (NaN: to be placed) and
 #: whether they changed since (1/0); and of a type with states, its whole record as
 #: last seen (its states' rates may read any of it).
+DRIVEN = ("traction_level", "brake_level", "dynamic_brake_level", "brake_valve",
+          "independent_brake")
 Plugins = namedtuple("Plugins", ["bufs", "lays", "count", "first",
                                  "index", "sign", "axles", "state0", "nstates", "row_x",
                                  "row_v", "row_state", "row_qa", "row_qr", "row_adh",
-                                 "row_slip", "traction", "brake", "axle_first", "axle_index",
+                                 "row_slip", "driven", "axle_first", "axle_index",
                                  "placed", "changed", "seen"])
 
 #: The coupler models of a train, per group (a fixed number of slots; their force laws are

@@ -36,7 +36,7 @@ from .adapters import (
     no_step,
     vehicle_adapters,
 )
-from .airsystem import AirBrake, air_after, air_before
+from .airsystem import AirBrake, air_after, air_before, driver_readings
 from .limitwatch import limit_watch
 from .onebody import INTEGRALS, OneBodyTrain
 from .tableau import BOGACKI_SHAMPINE
@@ -209,7 +209,7 @@ class TrainSystem:
         #: The speed-limit watch (:mod:`rrscore.engine.limitwatch`).
         self.limits = limit_watch(route.starts, route.lengths, route.speed_limits)
         control = ctl.Control(watch, self.inputs, self.driver_state, self.driver_params,
-                              np.zeros((3, 1)), self.air.run, self.limits)
+                              np.zeros((5, 1)), self.air.run, self.limits)
         #: The system, as the event loop takes it (:class:`~rrscore.engine.multibody.
         #: MultiBody`).
         self.sys = mb.MultiBody(
@@ -242,7 +242,8 @@ class TrainSystem:
         steps, rates, inputs, bufs, lays = [], [], [], [], []
         int_cols: dict[str, list[int]] = {k: [] for k in (
             "count", "first", "axles", "state0", "nstates", "row_x", "row_v", "row_state",
-            "row_qa", "row_qr", "row_adh", "row_slip", "traction", "brake", "axle_first")}
+            "row_qa", "row_qr", "row_adh", "row_slip", "axle_first")}
+        driven = np.full((MAX_TYPES, len(mb.DRIVEN)), -1, dtype=np.int64)
         index, sign, axle_index = [], [], []
         self.adapters = []
         for b_i, b in enumerate(tr.batches):
@@ -273,10 +274,7 @@ class TrainSystem:
             # (a type with no per-axle fields has no per-axle control: its slip row is
             # left at 0, which saves a loop over every axle at every control step)
             cols["row_slip"].append(int(rec.layout[at + 6]) if b.cls.axle_fields else -1)
-            cols["traction"].append(names.index("traction_level")
-                                    if "traction_level" in b.cls.controls else -1)
-            cols["brake"].append(names.index("brake_level")
-                                 if "brake_level" in b.cls.controls else -1)
+            driven[b_i] = [names.index(c) if c in b.cls.controls else -1 for c in mb.DRIVEN]
             cols["axle_first"].append(len(axle_index))
             index += list(b.index)
             sign += list(tr.orientation[b.index])
@@ -296,7 +294,7 @@ class TrainSystem:
                            np.array(index, dtype=np.int64), np.array(sign, dtype=float),
                            ints["axles"], ints["state0"], ints["nstates"], ints["row_x"],
                            ints["row_v"], ints["row_state"], ints["row_qa"], ints["row_qr"],
-                           ints["row_adh"], ints["row_slip"], ints["traction"], ints["brake"],
+                           ints["row_adh"], ints["row_slip"], driven,
                            ints["axle_first"], np.array(axle_index, dtype=np.int64), placed,
                            np.ones(MAX_TYPES, dtype=np.int64),
                            tuple(np.full(buf.size if k else 0, np.nan)
@@ -564,6 +562,11 @@ class TrainSystem:
         problem = ("set a non-finite q_a, q_r or adhesion factor" if what != 2 else
                    "set a negative q_r (resistances are magnitudes)")
         raise PluginError(f"{batch.describe('step')} {problem}, at t = {t:.3f} s")
+
+    def driver_readings(self, state: np.ndarray) -> None:
+        """What the built-in driver reads of the air brake, into its ``state``
+        (:func:`~rrscore.engine.airsystem.driver_readings`)."""
+        driver_readings(self.air.run, state)
 
     def air_before(self, t: float, y: np.ndarray) -> None:
         """The air brake's part of a control step before the inputs are placed

@@ -123,11 +123,11 @@ class BrakingDistance:
         return self.preparation_distance_m + self.braking_distance_m
 
 
-def braking_ratio(train) -> dict[str, float]:
+def braking_ratio(train, pressure_share: float = 1.0) -> dict[str, float]:
     """Braking ratio ``theta_p`` of a :class:`~rrscore.train.Train` per shoe material: the
     calculated shoe forces of every vehicle with a distributor, its cylinders at the
-    maximum pressure of its configured mode, over the train's weight (both in
-    tonne-force)."""
+    maximum pressure of its configured mode (times ``pressure_share``: a service
+    application's part of it), over the train's weight (both in tonne-force)."""
     total = dict.fromkeys(brakeshoes.SHOE_TYPES, 0.0)
     for i, cfg in enumerate(train.brake_configs):
         if cfg["system"] != "air" or cfg["distributor"] == "none":
@@ -135,7 +135,7 @@ def braking_ratio(train) -> dict[str, float]:
         if cfg["shoe_type"] not in total:
             raise ValueError(f"vehicle {i} has {cfg['shoe_type']!r} shoes; the rules' method "
                              f"covers {' and '.join(brakeshoes.SHOE_TYPES)} shoes only")
-        pressure = cfg[f"max_pressure_{cfg['mode']}"]
+        pressure = cfg[f"max_pressure_{cfg['mode']}"] * pressure_share
         area = np.pi * cfg["cylinder_diameter"] ** 2 / 4.0
         force = brakeshoes.shoe_force(pressure, area, cfg["cylinders"], cfg["spring_force"],
                                       cfg["rigging_ratio"], cfg["rigging_efficiency"],
@@ -155,35 +155,66 @@ def _specific_resistance(train, speed_kmh: float) -> float:
 
 def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
                      kind: str | None = None, step_kmh: float = 10.0,
-                     rotating_fraction: float = ROTATING_FRACTION) -> BrakingDistance:
+                     rotating_fraction: float = ROTATING_FRACTION,
+                     pressure_share: float = 1.0) -> BrakingDistance:
     """Stopping distance of ``train`` (a :class:`~rrscore.train.Train`) braked in
     emergency from ``speed_mps`` on a constant grade, by the rules' method (see the
     module docstring). ``kind`` is "freight" or "passenger"; by default "passenger"
-    when every distributor of the train is a passenger one, else "freight"."""
-    theta = braking_ratio(train)
+    when every distributor of the train is a passenger one, else "freight". With
+    ``pressure_share`` below 1 the cylinders are at that share of their full pressure (a
+    service application; the preparation time is the rules' as given)."""
+    theta = braking_ratio(train, pressure_share)
     if not theta:
         raise ValueError(f"train {train.name!r} has no air-braked vehicle with a distributor")
-    if kind is None:
-        kinds = {c["distributor"] for c in train.brake_configs
-                 if c["system"] == "air" and c["distributor"] != "none"}
-        kind = "passenger" if kinds == {"passenger"} else "freight"
-
-    def brake(v_kmh: float) -> float:  # specific brake force, N/kN
-        return 1000.0 * sum(t * float(calculated_friction(s, v_kmh)) for s, t in theta.items())
-
+    kind = train_kind(train) if kind is None else kind
     v0 = speed_mps * KMH_PER_MS
     # (the locomotives' axles counted too: see the module on "which axles are counted")
     axles = int(train.axle_count)
-    t_p = preparation_time(kind, axles, grade_permille, brake(v0))
-    coefficient = 1000.0 * (1.0 + rotating_fraction) / (2.0 * train.gravity * KMH_PER_MS**2)
+    t_p = preparation_time(kind, axles, grade_permille, _brake(theta, v0))
     edges = np.append(np.arange(v0, 0.0, -step_kmh), 0.0)
-    steps = []
-    for vn, vk in zip(edges[:-1], edges[1:], strict=True):
-        vm = 0.5 * (vn + vk)
-        decel = brake(vm) + _specific_resistance(train, vm) + grade_permille
-        if decel <= 0.0:
-            raise ValueError(f"the brakes cannot stop the train at {vm:.0f} km/h on "
-                             f"{grade_permille} per mille")
-        steps.append((float(vn), float(vk), float(coefficient * (vn * vn - vk * vk) / decel)))
+    steps = tuple((float(vn), float(vk), _step(train, theta, vn, vk, grade_permille,
+                                               rotating_fraction))
+                  for vn, vk in zip(edges[:-1], edges[1:], strict=True))
     return BrakingDistance(theta, t_p, v0 * t_p / KMH_PER_MS,
-                           sum(s[2] for s in steps), tuple(steps), axles)
+                           sum(s[2] for s in steps), steps, axles)
+
+
+def train_kind(train) -> str:
+    """The rules' kind of a train: "passenger" when every distributor of it is a passenger
+    one, else "freight"."""
+    kinds = {c["distributor"] for c in train.brake_configs
+             if c["system"] == "air" and c["distributor"] != "none"}
+    return "passenger" if kinds == {"passenger"} else "freight"
+
+
+def stopping_distances(train, speeds_mps, pressure_share: float = 1.0,
+                       grade_permille: float = 0.0,
+                       rotating_fraction: float = ROTATING_FRACTION) -> np.ndarray:
+    """The distance (m) in which the train's brakes, their cylinders at ``pressure_share``
+    of their full pressure, stop it from each of ``speeds_mps`` (increasing, the first 0)
+    on a constant grade: the rules' steps (the module) between consecutive speeds, added
+    up, without the preparation. The built-in driver plans its stops on it."""
+    theta = braking_ratio(train, pressure_share)
+    if not theta:
+        raise ValueError(f"train {train.name!r} has no air-braked vehicle with a distributor")
+    v = np.asarray(speeds_mps, dtype=float) * KMH_PER_MS
+    steps = [_step(train, theta, vn, vk, grade_permille, rotating_fraction)
+             for vk, vn in zip(v[:-1], v[1:], strict=True)]
+    return np.concatenate([[0.0], np.cumsum(steps)])
+
+
+def _brake(theta: dict[str, float], v_kmh: float) -> float:
+    """The specific brake force at ``v_kmh``, N/kN, of the braking ratios ``theta``."""
+    return 1000.0 * sum(t * float(calculated_friction(s, v_kmh)) for s, t in theta.items())
+
+
+def _step(train, theta: dict[str, float], vn: float, vk: float, grade_permille: float,
+          rotating_fraction: float) -> float:
+    """The distance (m) of one of the rules' steps, from ``vn`` down to ``vk`` km/h."""
+    coefficient = 1000.0 * (1.0 + rotating_fraction) / (2.0 * train.gravity * KMH_PER_MS**2)
+    vm = 0.5 * (vn + vk)
+    decel = _brake(theta, vm) + _specific_resistance(train, vm) + grade_permille
+    if decel <= 0.0:
+        raise ValueError(f"the brakes cannot stop the train at {vm:.0f} km/h on "
+                         f"{grade_permille} per mille")
+    return float(coefficient * (vn * vn - vk * vk) / decel)

@@ -1,0 +1,114 @@
+"""The built-in driver working a train's brakes: the dynamic brake first, graduated air
+brake applications, the reservoirs' recharge, stops at a point planned on the brakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import CONFIGS
+
+import rrscore
+from rrscore.driving.trainhandling import full_service_aux, works_train_brakes
+from rrscore.model.errors import ConfigError
+from rrscore.physics.brakingdistance import braking_distance, stopping_distances
+
+DATA = Path(__file__).parent.parent / "data" / "trainhandling"
+DESCENT = CONFIGS / "scenarios" / "descent_air_50.toml"
+#: The loaded mode's full service cylinder pressure of the shipped cars and locomotive:
+#: what a full service needs the auxiliary reservoirs to hold at the least, Pa.
+FULL_SERVICE_CYLINDER = 0.40e6
+
+
+def _descent(train: Path | None = None):
+    sc = rrscore.load_scenario(DESCENT)
+    if train is not None:
+        sc = sc.with_values({"train": str(train)})
+    return sc, rrscore.drive(sc).summary
+
+
+def _holds_the_limit_on_the_train_brakes(summary, dynamic: bool):
+    # no exceedance of the 60 km/h limit by more than 2 km/h
+    worst = max((e["max_excess_kmh"] for e in summary["speed_limit_exceedances"]),
+                default=0.0)
+    assert worst < 2.0
+    # at least 80 % of the braking energy through the air and dynamic brakes
+    by_kind = summary["braking_energy_J"]["by_kind"]
+    total = sum(by_kind.values())
+    assert (by_kind["train_air_brake"] + by_kind["dynamic_brake"]) / total >= 0.8
+    assert (by_kind["dynamic_brake"] > 0.0) == dynamic
+    # the reservoirs never below the pressure of a full service's cylinders
+    assert summary["lowest_aux_reservoir"]["pressure_Pa"] >= FULL_SERVICE_CYLINDER
+    kinds = {a["kind"] for a in summary["brake_applications"]}
+    assert "service" in kinds and "brake_level" not in kinds
+    # graduated: every service application at least the smallest reduction, 0.05 MPa
+    reductions = [a["reduction_Pa"] for a in summary["brake_applications"]
+                  if a["kind"] == "service"]
+    assert min(reductions) >= 0.05e6 - 1e3
+
+
+def test_holds_a_heavy_train_down_a_long_descent_on_the_air_brake_alone():
+    # SimpleLoco without a dynamic brake and 50 loaded air-braked cars (4,809 t), 12 km of
+    # 8 per mille under 60 km/h: the train's air brake, cycled as the reservoirs recharge
+    sc, summary = _descent(DATA / "freight_50_air_no_dynamic.toml")
+    assert summary["distance_m"] >= 15000.0
+    _holds_the_limit_on_the_train_brakes(summary, dynamic=False)
+
+
+def test_holds_the_same_train_with_the_dynamic_brake_first():
+    sc, summary = _descent()
+    _holds_the_limit_on_the_train_brakes(summary, dynamic=True)
+    first = summary["brake_applications"][0]
+    assert first["kind"] == "dynamic"
+
+
+def test_stops_at_a_point_from_80_kmh_planned_on_the_brakes():
+    # SimpleLoco and 20 loaded cars with graduated-release distributors, from 80 km/h to a
+    # point 4 km on: the front within 5 m of it, and the braking distance (from the first
+    # application to rest) within 10 % of the rules' method for this train at the share of
+    # its full brake force the driver plans on (0.7)
+    sc = rrscore.load_scenario(DATA / "stop_80.toml")
+    result = rrscore.drive(sc)
+    front = result.series["position_m"][-1] + sc.train.half_length[0]
+    assert result.summary["final_speed_mps"] == 0.0
+    assert abs(front - 4000.0) <= 5.0
+    # (the stop's brakes: those still on at rest)
+    first = min(a["start_position_m"] for a in result.summary["brake_applications"]
+                if a["end"] == "stopped")
+    rules = braking_distance(sc.train, 80 / 3.6, pressure_share=0.7).total_m
+    assert abs((front - first) / rules - 1.0) <= 0.10
+
+
+def test_the_stopping_curve_is_the_rules_steps_added_up():
+    # at the rules' own 10 km/h steps, the curve from 80 km/h is the method's braking
+    # distance, exactly, at any share of the brake force
+    sc = rrscore.load_scenario(DATA / "stop_80.toml")
+    speeds = np.arange(0.0, 81.0, 10.0) / 3.6
+    full, planned = (stopping_distances(sc.train, speeds, share) for share in (1.0, 0.7))
+    for share, curve in ((1.0, full), (0.7, planned)):
+        rules = braking_distance(sc.train, 80 / 3.6, pressure_share=share)
+        assert curve[-1] == pytest.approx(rules.braking_distance_m, rel=1e-12)
+    # a weaker application needs longer, from every speed
+    assert np.all(planned[1:] > full[1:])
+
+
+def test_the_pressure_a_full_service_needs_is_worked_by_hand():
+    # the shipped car: 0.40 MPa loaded, one 14 L cylinder on a 78 L reservoir:
+    # 0.40 (1 + 14/78) = 0.4717949 MPa
+    cfg = rrscore.load_scenario(DESCENT).train.brake_configs[1]
+    assert full_service_aux(cfg) == pytest.approx(0.4e6 * (1 + 14 / 78), rel=1e-12)
+
+
+def test_auto_works_the_train_brakes_only_with_a_valve_and_air_braked_cars():
+    assert works_train_brakes("auto", rrscore.load_scenario(DESCENT).train)
+    plain = rrscore.load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml").train
+    assert not works_train_brakes("auto", plain)
+    assert works_train_brakes("train", plain) and not works_train_brakes("level", plain)
+
+
+def test_train_brakes_without_a_brake_valve_is_a_config_error():
+    sc = rrscore.load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml")
+    with pytest.raises(ConfigError) as err:
+        sc.with_values({"autodriver.brakes": "train"})
+    assert "autodriver.brakes" in str(err.value) and "driver_valve" in str(err.value)
