@@ -200,6 +200,9 @@ class SimpleLoco(VehicleModel):
                                initial=2.0),
         "independent_brake": Control("independent (locomotive air) brake, 0..1 (with "
                                      "[vehicle.brake] independent = true)", 0.0, 1.0),
+        "bail_off": Control("1: release the locomotive's cylinders from the train's "
+                            "automatic application (with [vehicle.brake] independent = "
+                            "true), 0: let them apply with it", 0.0, 1.0),
     }
     fields = {"releasing": "1 while the brake level falls (the brake key let go)",
               "compressor_on": "1 while the compressor runs"}

@@ -74,6 +74,9 @@ AUTODRIVER_SCHEMA = {
     "min_reduction": Param("Pa", 0.05e6, "with brakes = train: the first service "
                            "application's brake pipe reduction, at least", min=0.0,
                            exclusive_min=True),
+    "bail_off": Param(kind=bool, default=True, doc="with brakes = train: bail off the "
+                      "locomotives' brakes while the train's air brake is applied (where "
+                      "their model has a bail_off control)"),
     "brake_settle_time": Param("s", 10.0, "with brakes = train: the time it gives the air "
                                "brake to answer a change before the next", min=0.0),
     "stop_at": Param(kind=str, default=None, doc="named point of the route where the front "
@@ -92,7 +95,8 @@ AUTODRIVER_SCHEMA = {
 
 TRACTION, BRAKE = "traction_level", "brake_level"
 #: The controls it sets when it works the train's brakes (with TRACTION).
-DYNAMIC, VALVE, INDEPENDENT = "dynamic_brake_level", "brake_valve", "independent_brake"
+DYNAMIC, VALVE, INDEPENDENT, BAIL = ("dynamic_brake_level", "brake_valve",
+                                     "independent_brake", "bail_off")
 #: Proportional gain, level per m/s of speed error; integral gain, level per m (m/s * s).
 _KP, _KI = 1.0, 0.05
 #: Smallest command change that is passed on (level).
@@ -260,7 +264,7 @@ class CommandDriver:
         #: The vehicle types (batch indices) with each control it sets, fixed for the run.
         self.users = {name: [b for b, batch in enumerate(train.batches)
                              if name in batch.cls.controls]
-                      for name in (TRACTION, BRAKE, DYNAMIC, VALVE, INDEPENDENT)}
+                      for name in (TRACTION, BRAKE, DYNAMIC, VALVE, INDEPENDENT, BAIL)}
         #: Whether it works the train's brakes (else the vehicles' brake_level).
         self.train_brakes = False
 
@@ -289,7 +293,8 @@ class CommandDriver:
         s = self.state[0]
         if self.train_brakes:
             return ((TRACTION, max(self.command, 0.0)), (DYNAMIC, float(s.dynamic)),
-                    (VALVE, float(s.valve)), (INDEPENDENT, float(s.independent)))
+                    (VALVE, float(s.valve)), (INDEPENDENT, float(s.independent)),
+                    (BAIL, float(s.bail)))
         return (TRACTION, max(self.command, 0.0)), (BRAKE, max(-self.command, 0.0))
 
 

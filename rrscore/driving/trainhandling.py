@@ -28,6 +28,9 @@ this module turns a braking command into what a driver does with the handles:
   cylinder to its full service pressure leaves the reservoir at that pressure); the
   dynamic brake holds the train meanwhile, where there is one. Only a train running
   :data:`RUNAWAY` above its target gets the smallest application before that.
+* **Bail-off.** With ``bail_off`` (the default) it bails off the locomotives' brakes
+  while the train's air brake is applied (a ``bail_off`` control): their wheels and
+  reservoirs are spared, and the cars and the dynamic brake do the braking.
 * **At a stop** it holds the train with a full service application and the independent
   brake, where the locomotive has one.
 
@@ -129,7 +132,7 @@ def work_brakes(u, t, speed, state, params):  # pragma: no cover (compiled)
     handle, independent brake) in the state, the lead at ``speed``; returns whether any
     changed."""
     s = state[0]
-    before = (s.command, s.dynamic, s.valve, s.independent)
+    before = (s.command, s.dynamic, s.valve, s.independent, s.bail)
     if s.stopped != 0.0:  # hold the train where it stands
         dynamic, s.independent = 0.0, 1.0
         s.command = 0.0
@@ -144,9 +147,12 @@ def work_brakes(u, t, speed, state, params):  # pragma: no cover (compiled)
         # (no traction against the air brake)
         s.command = u if u > 0.0 and s.reduction == 0.0 else 0.0
         s.independent = 0.0
+    # (at a stop the locomotive's brakes help hold the train)
+    bail = params[0].bail_off != 0.0 and s.reduction > 0.0 and s.stopped == 0.0
+    s.bail = 1.0 if bail else 0.0
     s.dynamic = dynamic
     return handle(t, state, params) or before != (s.command, s.dynamic, s.valve,
-                                                  s.independent)
+                                                  s.independent, s.bail)
 
 
 @njit(cache=True)
@@ -219,7 +225,7 @@ def brake_knowledge(cfg: Mapping[str, Any], train: Any) -> dict[str, float]:
             "full_reduction": full, "full_service_aux": need,
             "graduated": float(all(c["release"] == "graduated" for c in dists)),
             "settle": cfg["brake_settle_time"], "service_rate": valve["service_rate"],
-            "charging_rate": valve["charging_rate"],
+            "charging_rate": valve["charging_rate"], "bail_off": float(cfg["bail_off"]),
             "preparation": preparation_time(train_kind(train), int(train.axle_count), 0.0,
                                             1.0)}
 

@@ -365,14 +365,15 @@ def no_force(d, d_dot, buf, lay, z, dz, out):  # pragma: no cover (compiled)
 #: time of its next decision on the speed (``next`` may come sooner, for a look at the
 #: brake valve). With the train's brakes (:mod:`rrscore.driving.trainhandling`) also the
 #: levels it sets (the dynamic brake, the driver's brake valve handle, the independent
-#: brake), the brake pipe reduction it holds (Pa, 0: released), when it last changed it,
+#: brake, bail-off), the brake pipe reduction it holds (Pa, 0: released), when it last changed it,
 #: how far the lead's speed was above the target then (m/s, at least 0) and that target,
 #: and what it reads at each decision: the equalizing reservoir's pressure and the lowest
 #: auxiliary reservoir's (Pa, NaN: no air brake).
 DRIVER_STATE = np.dtype([("integral", "f8"), ("command", "f8"), ("stopped", "f8"),
                          ("next", "f8"), ("target", "f8"), ("coasting", "f8"), ("on", "f8"),
                          ("speed_next", "f8"), ("dynamic", "f8"), ("valve", "f8"),
-                         ("independent", "f8"), ("reduction", "f8"), ("air_changed", "f8"),
+                         ("independent", "f8"), ("bail", "f8"), ("reduction", "f8"),
+                         ("air_changed", "f8"),
                          ("air_gap", "f8"), ("air_target", "f8"), ("equalizing", "f8"),
                          ("aux_low", "f8")])
 #: Its settings, one record: the decision interval, the margin below the limits, the
@@ -382,7 +383,8 @@ DRIVER_STATE = np.dtype([("integral", "f8"), ("command", "f8"), ("stopped", "f8"
 #: the auxiliary reservoir pressure a full service needs, whether the distributors
 #: release step by step (1/0), the time it gives the brakes between changes, the
 #: equalizing reservoir's rates of fall (service) and rise (running), Pa/s, the
-#: preparation time of its stops; and how many of its table's columns hold route sections
+#: preparation time of its stops, whether it bails off the locomotives' brakes (1/0); and
+#: how many of its table's columns hold route sections
 #: and how many the stopping curve.
 DRIVER_PARAMS = np.dtype([("interval", "f8"), ("margin", "f8"), ("decel", "f8"),
                           ("cruise", "f8"), ("stop_at", "f8"), ("tolerance", "f8"),
@@ -390,7 +392,8 @@ DRIVER_PARAMS = np.dtype([("interval", "f8"), ("margin", "f8"), ("decel", "f8"),
                           ("min_reduction", "f8"), ("full_reduction", "f8"),
                           ("full_service_aux", "f8"), ("graduated", "f8"), ("settle", "f8"),
                           ("service_rate", "f8"), ("charging_rate", "f8"),
-                          ("preparation", "f8"), ("n_sections", "i8"), ("n_curve", "i8")])
+                          ("preparation", "f8"), ("bail_off", "f8"), ("n_sections", "i8"),
+                          ("n_curve", "i8")])
 _STATE = numba.from_dtype(DRIVER_STATE)
 _PARAMS = numba.from_dtype(DRIVER_PARAMS)
 #: The signature of a built-in driver's decision, as the event loop calls it

@@ -104,13 +104,14 @@ AIR, INDEPENDENT, DYNAMIC, LEVEL = range(4)
 #: it releases at once (1/0: its time is 0); per vehicle, whether its cylinder's
 #: pressure is the independent brake's (1/0, at the control step), and the buffer (type,
 #: index) of its brake_level control (-1: none); the lowest auxiliary reservoir pressure
-#: (Pa), its distributor and when (``lowest_aux``).
+#: (Pa), its distributor and when (``lowest_aux``); per independent brake, the index of
+#: its model's ``bail_off`` control in its record's buffer (-1: none).
 AirRun = namedtuple("AirRun", [
     "system", "tab", "state", "work", "on", "y0", "span", "valve_type", "valve_at",
     "indep_cyl", "indep_type", "indep_at", "indep_max", "mr_state", "supply", "rate",
     "owed", "draw_of", "force", "axle_share", "apps", "count", "active", "works", "dynamic",
     "dynamic_row", "indep_fill_now", "indep_release_now", "current", "by_indep",
-    "level_type", "level_at", "lowest_aux"])
+    "level_type", "level_at", "lowest_aux", "bail_at"])
 
 
 # ------------------------------------------------------------------ the loop's contract
@@ -149,6 +150,9 @@ def read_handles(air, plugins):  # pragma: no cover (compiled)
     for k in range(air.indep_cyl.size):
         level = plugins.bufs[air.indep_type[k]][air.indep_at[k]]
         cyls.ind_target[air.indep_cyl[k]] = min(max(level, 0.0), 1.0) * air.indep_max[k]
+        at = air.bail_at[k]  # (in the same record, where its model has a bail_off control)
+        bail = at >= 0 and plugins.bufs[air.indep_type[k]][at] > 0.5
+        cyls.bailed[air.indep_cyl[k]] = 1.0 if bail else 0.0
         independent_at_once(air, k)
 
 
@@ -172,7 +176,7 @@ def independent_at_once(air, k):  # pragma: no cover (compiled)
     if air.indep_release_now[k] == 0.0:
         return
     a = cyls.distributor[c]
-    if a >= 0:
+    if a >= 0 and cyls.bailed[c] == 0.0:
         pd, pw = y[lay.sp + dists.vehicle[a]], y[lay.sw + a]
         want = max(want, dists.p_max[a] * min(max(
             (pw - pd - dists.dead[a]) / (dists.full[a] - dists.dead[a]), 0.0), 1.0))
@@ -231,7 +235,7 @@ def held_by_independent(air):  # pragma: no cover (compiled)
     brake's."""
     cyls, target, lay = air.system.cyls, air.system.target, air.system.lay
     for c in range(cyls.vehicle.size):
-        own = target[c] if cyls.distributor[c] >= 0 else 0.0
+        own = target[c] if cyls.distributor[c] >= 0 and cyls.bailed[c] == 0.0 else 0.0
         i = cyls.vehicle[c]
         # (and while it releases what it applied, down to what the distributor asks)
         held = cyls.feeder[c] >= 0 and (cyls.ind_target[c] > own or (
@@ -527,7 +531,7 @@ class AirBrake:
             (_column([cfg[i] for i in indep], "independent_release_time") == 0.0) * 1.0,
             np.zeros(4, dtype=APPLICATION).view(np.recarray), np.zeros(n),
             np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
-            np.array([np.inf, -1.0, np.nan]))
+            np.array([np.inf, -1.0, np.nan]), np.full(indep.size, -1, dtype=np.int64))
         #: Applications Python has taken from the watch (dicts, as the summary lists them).
         self.applications: list[dict[str, Any]] = []
 
@@ -615,7 +619,8 @@ class AirBrake:
         return Cylinders(
             _index(cyl), _index(distributor), _index(feeder),
             _column(c, "cylinders") * _column(c, "cylinder_volume"), rate_in, rate_out,
-            np.zeros(cyl.size), circle_area(_column(c, "cylinder_diameter")),
+            np.zeros(cyl.size), np.zeros(cyl.size),
+            circle_area(_column(c, "cylinder_diameter")),
             _column(c, "cylinders"), _column(c, "spring_force"), _column(c, "rigging_ratio"),
             _column(c, "rigging_efficiency"), _column(c, "shoes"), _index(material),
             _index(table), padded)
@@ -638,6 +643,8 @@ class AirBrake:
             run.valve_type[k], run.valve_at[k] = source(int(i), "brake_valve")
         for k, i in enumerate(self.indep):
             run.indep_type[k], run.indep_at[k] = source(int(i), "independent_brake")
+            if "bail_off" in batches[run.indep_type[k]].record.rows:
+                run.bail_at[k] = source(int(i), "bail_off")[1]
         for f, i in enumerate(self.feeders):
             self.mr_state[f] = vehicle_state.get(int(i), -1)
         for b, batch in enumerate(batches):

@@ -269,13 +269,15 @@ def set_levels(sys, fns, state, params):  # pragma: no cover (compiled)
     """The built-in driver's levels set on every vehicle that takes them (through each
     type's inputs, as a driver program's ``set``): its command as traction above zero and
     ``brake_level`` below or, where it works the train's brakes, traction and the dynamic
-    brake, brake valve and independent brake levels (the columns of ``plugins.driven``)."""
+    brake, brake valve, independent brake and bail-off levels (the columns of
+    ``plugins.driven``)."""
     p, s = sys.plugins, state[0]
     traction = 0.0 if 0.0 > s.command else s.command
     if params[0].train_brakes != 0.0:
-        levels = (traction, np.nan, s.dynamic, s.valve, s.independent)
+        levels = (traction, np.nan, s.dynamic, s.valve, s.independent, s.bail)
     else:
-        levels = (traction, 0.0 if 0.0 > -s.command else -s.command, np.nan, np.nan, np.nan)
+        levels = (traction, 0.0 if 0.0 > -s.command else -s.command, np.nan, np.nan, np.nan,
+                  np.nan)
     for b in range(p.count.size):
         for c in range(len(levels)):
             which, level = p.driven[b, c], levels[c]

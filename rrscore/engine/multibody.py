@@ -57,7 +57,7 @@ Layout = namedtuple("Layout", ["n", "na", "nc", "sx", "sv", "somega", "sphi", "s
 #: whether they changed since (1/0); and of a type with states, its whole record as
 #: last seen (its states' rates may read any of it).
 DRIVEN = ("traction_level", "brake_level", "dynamic_brake_level", "brake_valve",
-          "independent_brake")
+          "independent_brake", "bail_off")
 Plugins = namedtuple("Plugins", ["bufs", "lays", "count", "first",
                                  "index", "sign", "axles", "state0", "nstates", "row_x",
                                  "row_v", "row_state", "row_qa", "row_qr", "row_adh",

@@ -144,7 +144,10 @@ class VehicleModel:
       list of numbers (``Param("m/s", [], kind=list)``) is a table: ``veh.NAME[i, k]``, a
       row per vehicle, NaN after the end of a list shorter than the longest.
     * ``controls``: ``{name: Control}`` (or a doc string: unbounded, initially 0), set by
-      the driver program, the cab and the built-in driver.
+      the driver program, the cab and the built-in driver. The built-in driver sets
+      those of these names a type declares: ``traction_level``, ``brake_level`` and,
+      where it works the train's brakes, ``dynamic_brake_level``, ``brake_valve``,
+      ``independent_brake`` and ``bail_off`` ([driving.md](driving.md)).
     * ``keys``: ``{name: doc}``; a key's value is 1 while it is held, else 0.
       ``key_bindings``: ``{key: character}`` for ``rrs cab``. ``notch_keys``: the keys
       each press of which moves a control one notch or position (``on_input`` acts on

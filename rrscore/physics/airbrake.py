@@ -57,6 +57,12 @@ default; the cylinder takes the faster of these and its distributor's rates); a 
 (:func:`rrscore.engine.airsystem.independent_at_once`), for a locomotive whose
 cylinders fill as fast as the air can flow.
 
+**Bail-off.** A locomotive with an independent brake whose model has a ``bail_off``
+control releases its cylinders from the train's automatic application while the
+control is 1: they take only what the independent brake asks, and its distributor
+draws no air from its auxiliary reservoir for them. Let go, the cylinders fill again to
+what the distributor asks.
+
 **Cylinder to rail.** At each control step the cylinder pressure gives each
 shoe's force through the rigging (:mod:`rrscore.physics.brakeshoes`) and the shoe
 friction at the vehicle's speed the brake torque on each axle, held as the
@@ -122,12 +128,14 @@ Distributors = namedtuple("Distributors", [
 
 #: The brake cylinders (of every vehicle with a distributor or an independent brake):
 #: vehicle, distributor (-1: none), feeder of its independent brake (-1: none), volume,
-#: fill and release rates, the independent brake's pressure (set at each control step);
+#: fill and release rates, the independent brake's pressure and whether it bails off the
+#: distributor's application (1/0; both set at each control step);
 #: the rigging: piston area, cylinders, release spring, lever ratio, efficiency, shoes,
 #: shoe material (an index of :data:`~rrscore.model.brake.SHOE_TYPES`, -1: a table) and
 #: the shoes' friction table (``(k, 2, m)``, the cylinder's ``table`` row).
 Cylinders = namedtuple("Cylinders", [
     "vehicle", "distributor", "feeder", "volume", "rate_in", "rate_out", "ind_target",
+    "bailed",
     "piston_area", "cylinders", "spring", "ratio", "efficiency", "shoes", "material",
     "table", "tables"])
 
@@ -245,7 +253,9 @@ def cylinder_flows(cyls, dists, feeders, lay, y, dy, target,
     rt = R_AIR * TEMPERATURE
     for c in range(cyls.vehicle.size):
         pc, a, f = y[lay.sc + c], cyls.distributor[c], cyls.feeder[c]
-        want, from_aux = target[c], a >= 0
+        # (bailed off: the cylinder takes no part in the train's application)
+        want = 0.0 if cyls.bailed[c] != 0.0 else target[c]
+        from_aux = a >= 0
         if f >= 0 and cyls.ind_target[c] > want:
             want, from_aux = cyls.ind_target[c], False
         if from_aux:

@@ -224,6 +224,26 @@ def test_the_independent_brake_fills_the_locomotives_cylinders_from_the_main_res
     assert _pipe(run) == pytest.approx(0.5e6, abs=50.0)
 
 
+def test_bail_off_keeps_the_locomotives_cylinders_out_of_a_train_application():
+    # A 3 s service (0.06 MPa reduction) asks every distributor for
+    # 0.4 MPa * (0.06 - 0.01) / 0.14 = 0.142857 MPa. Bailed off, the locomotive's cylinders
+    # stay empty and its reservoir keeps its air while the car's brake applies; let go at
+    # 40 s, they fill to what the distributor asks, from the auxiliary reservoir.
+    expected = 0.4e6 * (0.06e6 - 0.01e6) / 0.14e6
+    run = _run([LOCO, _car(1)], [{"at_time": 0.5, "set": {"bail_off": 1.0}},
+                                 {"at_time": 1.0, "set": {"brake_valve": 4}},
+                                 {"at_time": 4.0, "set": {"brake_valve": 3}},
+                                 {"at_time": 40.0, "set": {"bail_off": 0.0}}])
+    run.advance(39.0)
+    cylinders, aux = _cylinders(run), run.state("brake.aux")
+    assert cylinders[0] == pytest.approx(0.0, abs=1.0)
+    assert cylinders[1] == pytest.approx(expected, abs=100.0)
+    assert aux[0] == pytest.approx(0.5e6, abs=100.0)
+    run.advance(90.0)
+    assert _cylinders(run)[0] == pytest.approx(expected, abs=100.0)
+    assert run.state("brake.aux")[0] < 0.5e6 - 0.5 * expected * 64 / 300
+
+
 def _loco(**brake) -> dict:
     """The air-braked SimpleLoco with its ``[vehicle.brake]`` keys changed."""
     with open(CONFIGS / "vehicles" / "simple_loco_air.toml", "rb") as f:
