@@ -80,6 +80,20 @@ def test_stops_at_a_point_from_80_kmh_planned_on_the_brakes():
     assert abs((front - first) / rules - 1.0) <= 0.10
 
 
+def test_a_multibody_train_comes_to_rest_as_promptly_as_a_rigid_one():
+    # the same stop with the couplers held (dynamics = "rigid"): every vehicle of the
+    # multi-body train at rest within 1 s of the rigid train, fronts within 1 m
+    ends = {}
+    for dynamics in ("rigid", "multibody"):
+        sc = rrscore.load_scenario(DATA / "stop_80.toml").with_values({"dynamics": dynamics})
+        result = rrscore.drive(sc)
+        assert result.summary["stop_reason"] == "standstill"
+        ends[dynamics] = (result.summary["sim_time_s"],
+                          result.series["position_m"][-1] + sc.train.half_length[0])
+    assert abs(ends["multibody"][0] - ends["rigid"][0]) <= 1.0
+    assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 1.0
+
+
 def test_the_stopping_curve_is_the_rules_steps_added_up():
     # at the rules' own 10 km/h steps, the curve from 80 km/h is the method's braking
     # distance, exactly, at any share of the brake force
