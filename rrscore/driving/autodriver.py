@@ -1,27 +1,31 @@
 """The built-in driver: holds the speed limits, brakes ahead of lower ones, stops at a point.
 
-It drives any vehicle plugin through two controls by name: ``traction_level``
-and ``brake_level`` (0 to 1), on every vehicle that declares them. Each
-``update_interval`` it works out a target speed where the train is:
+It drives any vehicle plugin through its controls by name. Each ``update_interval``
+it works out a target speed where the train is:
 
 * the lowest speed limit over the train's length (front to rear: a train
   speeds up only when its rear has left a lower limit), less ``margin``;
-* ahead of each lower limit, the braking curve ``sqrt(v_lim**2 + 2 b d)`` at
-  the planned deceleration ``b`` (``braking_deceleration``), ``d`` being the
-  distance from the front to where the limit starts;
+* ahead of each lower limit, the braking curve down to it, ``d`` being the distance
+  from the front to where the limit starts: ``sqrt(v_lim**2 + 2 b d)`` at the planned
+  deceleration ``b`` (``braking_deceleration``), or, where it works the train's brakes
+  and no deceleration is given, the train's own stopping curve (the rules' method at
+  ``planned_brake_share`` of the brakes' full force);
 * ahead of ``stop_at``, the braking curve to standstill at that point;
 * ``speed``, if given, as a cruising speed below the limits;
 * with a ``timetable``, the lowest cruising speed that reaches the next point
   on time (see :mod:`rrscore.timetable`); faster than that it coasts;
 
 and sets traction (below the target) or brakes (above it) with a
-proportional-integral law on the speed error. Commands change only when they
+proportional-integral law on the speed error. With ``brakes = "level"`` the command
+goes to ``traction_level`` and ``brake_level`` on every vehicle that declares them;
+with ``brakes = "train"`` braking goes to the dynamic brake and the air brake as a driver
+works them (:mod:`rrscore.driving.trainhandling`). Commands change only when they
 change by more than ``DEADBAND``, so a train holding its speed does not make
 the solver restart at every update. Within ``stop_tolerance`` of the stop
 point at a crawl, or past it, it brakes fully and holds the train.
 
-The planned deceleration must be one the train can make on the steepest
-down grade it brakes on (the driver does not know the brakes' power): with
+With ``brakes = "level"`` the planned deceleration must be one the train can make on the
+steepest down grade it brakes on (the driver does not know that brake's power): with
 only a locomotive brake that is a few hundredths of m/s².
 """
 

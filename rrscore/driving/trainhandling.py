@@ -129,8 +129,8 @@ def valve_position(state, params):  # pragma: no cover (compiled)
 @njit(cache=True)
 def work_brakes(u, t, speed, state, params):  # pragma: no cover (compiled)
     """Set the levels for the command ``u`` at ``t`` (traction, dynamic brake, brake valve
-    handle, independent brake) in the state, the lead at ``speed``; returns whether any
-    changed."""
+    handle, independent brake, bail-off) in the state, the lead at ``speed``; returns
+    whether any changed."""
     s = state[0]
     before = (s.command, s.dynamic, s.valve, s.independent, s.bail)
     if s.stopped != 0.0:  # hold the train where it stands
