@@ -654,8 +654,11 @@ class TrainSystem:
         return acted
 
     def _stop(self, t: float, y: np.ndarray, f: np.ndarray, idx: np.ndarray) -> bool:
-        """Vehicles stopping: their speed exactly 0, friction holding them."""
+        """Vehicles stopping: their speed exactly 0, friction holding them (all of a rigid
+        train as its lead stops: its vehicles keep one speed)."""
         held = self.sys.held
+        if self.sys.modes.flags[mb.RIGID] != 0:
+            idx = np.arange(self.lay.n)
         self.standstills += idx.size
         y[self.lay.sv + idx] = 0.0
         held.direction[idx] = 0.0

@@ -171,7 +171,10 @@ def rigid_accelerations(held, v, force, resist, accel, carried):  # pragma: no c
     for i in range(n):
         force[i] -= resist[i] * share  # now each vehicle's net force
         total_net += force[i]
-    a = total_net / total_mass
+    # held by friction, the train stands exactly: the nets summed leave a rounding
+    # residue, which would move it a hair within a step, its later stages then take the
+    # full resistance against that hair, and the standstill event fires every step
+    a = 0.0 if d == 0.0 and abs(total_force) <= total_resist else total_net / total_mass
     joint_forces(force, held.mass, a, carried)
     for i in range(n):
         accel[i] = a

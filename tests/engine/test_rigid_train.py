@@ -1,6 +1,7 @@
 """A rigid train (``dynamics = "rigid"``): the train as one body, against closed-form
 motion, the coupler forces that one acceleration takes, a hold by the brakes of some
-cars, and the multi-body train on a slow drive with stiff couplers."""
+cars, the multi-body train on a slow drive with stiff couplers, and an air-braked train's
+stops and starts as one body."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import math
 
 import numpy as np
 import pytest
-from conftest import G, car_config, make_scenario
+from conftest import CONFIGS, REPO, G, car_config, make_scenario
 
-from rrscore import Drive, Run
+from rrscore import Drive, Run, load_scenario
 from rrscore.engine.onebody import OneBodyTrain
 from rrscore.model.errors import ConfigError
 
@@ -126,3 +127,37 @@ def test_a_rigid_train_refuses_uncoupling_and_vehicles_standing_apart():
         make_scenario([_car(), _car(), {**_car(), "coupled": False}], dynamics="rigid")
     with pytest.raises(ConfigError, match=r"dynamics.*found 'elastic'.*'multibody', 'rigid'"):
         make_scenario([_car()], dynamics="elastic")
+
+
+def test_a_rigid_air_braked_train_stops_and_starts_again_as_one_body():
+    # The built-in driver brings 50 air-braked cars to a stop from 80 km/h, then pulls up
+    # to the stopping point and stops again. Rigid, every vehicle has one speed (the same
+    # number: they stop together as the lead does, and start together) and the gaps
+    # between them stay what they were at the start (to a nanometre), through both stops;
+    # standing, the train stands exactly (no creep into the locomotive) and the drive
+    # ends at its time limit.
+    sc = load_scenario(REPO / "tests/data/trainhandling/stop_80.toml").with_values(
+        {"dynamics": "rigid", "train": str(CONFIGS / "trains/freight_50_air.toml"),
+         "stop.max_time": 320.0, "stop.standstill": False})
+    run = Run(sc)
+    lay = run.system.lay
+    gaps = np.diff(run.work.y[lay.sx:lay.sx + lay.n])
+    fronts, speeds = [], []
+    for t in np.arange(1.0, 320.0, 1.0):
+        run.advance(t)
+        x, v = run.work.y[lay.sx:lay.sx + lay.n], run.work.y[lay.sv:lay.sv + lay.n]
+        assert np.all(v == v[0]), f"speeds apart at t = {t}: {np.ptp(v)} m/s"
+        np.testing.assert_allclose(np.diff(x), gaps, rtol=0.0, atol=1e-9)
+        fronts.append(x[0])
+        speeds.append(v[0])
+    assert run.advance() == "max_time"
+    fronts, speeds = np.array(fronts), np.array(speeds)
+    standing = np.flatnonzero(speeds == 0.0)
+    first, last = standing[0], standing[-1]
+    moved_again = np.flatnonzero((speeds > 0.0) & (np.arange(speeds.size) > first))
+    assert moved_again.size > 0 and speeds[moved_again].max() > 0.5  # it pulled up
+    # standing is standing: the front does not move while the speed is zero
+    for a, b in ((first, moved_again[0] - 1), (moved_again[-1] + 1, last)):
+        assert np.all(fronts[a:b + 1] == fronts[a])
+    assert fronts[-1] - fronts[first] > 10.0
+    assert speeds[-1] == 0.0
