@@ -408,9 +408,17 @@ class Run:
             return "at_position"
         if front >= sc.route.length:
             return "end_of_route"
-        if stop["standstill"] and self.moved and top <= stop["standstill_speed"]:
+        if stop["standstill"] and self.moved and top <= stop["standstill_speed"] \
+                and not self._pulling_up():
             return "standstill"
         return None
+
+    def _pulling_up(self) -> bool:
+        """Whether the built-in driver, driving to a stop point, has stopped short of it (it
+        moves on to the point: the train's standing is not the end of the drive)."""
+        auto = self.driver.autodriver
+        return (isinstance(auto, AutoDriver) and auto.enabled and auto.stop_at is not None
+                and not auto.stopped)
 
     # ---------------------------------------------------------------- outputs
     def _columns(self) -> list[str]:

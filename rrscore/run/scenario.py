@@ -120,7 +120,9 @@ SCENARIO_SCHEMA = {
                              min=-MAX_LENGTH, max=MAX_LENGTH),
         "at_point": Param(kind=str, default=None, doc="stop when the train's front passes a point"),
         "standstill": Param(kind=bool, default=False,
-                            doc="stop when the whole train stands still after having moved"),
+                            doc="stop when the whole train stands still after having moved "
+                                "(not where the built-in driver stands short of its stop_at: "
+                                "it pulls up)"),
         "standstill_speed": Param("m/s", 0.01, "speed below which a vehicle counts as standing",
                                   min=0.0),
     }),

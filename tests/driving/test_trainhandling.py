@@ -80,6 +80,20 @@ def test_stops_at_a_point_from_80_kmh_planned_on_the_brakes():
     assert abs((front - first) / rules - 1.0) <= 0.10
 
 
+def test_a_train_stopped_short_of_its_point_pulls_up_to_it():
+    # the shipped 50 cars with direct-release distributors: over-braked near the point, the
+    # driver can only release all, so the train stands short of it; the drive (standstill =
+    # true) goes on, the driver pulls up and stops within 5 m with a second application
+    sc = rrscore.load_scenario(DATA / "stop_80.toml").with_values(
+        {"train": str(CONFIGS / "trains" / "freight_50_air.toml")})
+    result = rrscore.drive(sc)
+    front = result.series["position_m"][-1] + sc.train.half_length[0]
+    assert result.summary["stop_reason"] == "standstill"
+    assert abs(front - 4000.0) <= 5.0
+    service = [a for a in result.summary["brake_applications"] if a["kind"] == "service"]
+    assert [a["end"] for a in service] == ["released", "stopped"]
+
+
 def test_a_multibody_train_comes_to_rest_as_promptly_as_a_rigid_one():
     # the same stop with the couplers held (dynamics = "rigid"): every vehicle of the
     # multi-body train at rest within 1 s of the rigid train, fronts within 1 m
