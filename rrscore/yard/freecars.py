@@ -352,32 +352,35 @@ class FreeCars:
         g.v0 = g.speed(self.t)
         g.t0 = self.t
 
+    @staticmethod
+    def _law(mass: float, force: float, friction: float, v0: float,
+             stop_gaps) -> tuple[float, float, float]:
+        """How cars of ``mass``, ``force`` and ``friction`` (sums) moving as one at ``v0``
+        now are driven: friction's share (its sign against the motion), the acceleration
+        and a buffer stop's push (+ forward, N). ``stop_gaps()`` gives their distances to
+        the stops behind and ahead (asked only when at rest and pressed towards one)."""
+        if v0 == 0.0 and abs(force) > friction:
+            behind, ahead = stop_gaps()
+            if behind <= GAP_TOL and force < 0.0 or ahead <= GAP_TOL and force > 0.0:
+                # pressed against a buffer stop: friction and the stop hold it
+                share = math.copysign(1.0, force)
+                return share, 0.0, -(force - share * friction)
+        if v0 != 0.0:
+            share = math.copysign(1.0, v0)
+        elif abs(force) > friction:  # it starts off
+            share = math.copysign(1.0, force)
+        else:  # held: friction takes what the forces ask, shared in proportion
+            return (force / friction if friction > 0.0 else 0.0), 0.0, 0.0
+        return share, (force - share * friction) / mass, 0.0
+
     def _motion(self, g: _Group) -> None:
         """Sums and acceleration of a rebased group; a new version of it."""
         members = slice(g.i0, g.i1)
         g.mass = float(self.mass[members].sum())
         g.force = float(self.force[members].sum())
         g.friction = float(self.friction[members].sum())
-        g.wall = 0.0
-        if g.v0 == 0.0 and abs(g.force) > g.friction:
-            behind, ahead = self._stop_gaps(g)
-            if behind <= GAP_TOL and g.force < 0.0 or ahead <= GAP_TOL and g.force > 0.0:
-                # pressed against a buffer stop: friction and the stop hold it
-                g.share = math.copysign(1.0, g.force)
-                g.wall = -(g.force - g.share * g.friction)
-                g.accel = 0.0
-                g.version += 1
-                return
-        if g.v0 != 0.0:
-            g.share = math.copysign(1.0, g.v0)
-        elif abs(g.force) > g.friction:  # it starts off
-            g.share = math.copysign(1.0, g.force)
-        else:  # held: friction takes what the forces ask, shared in proportion
-            g.share = g.force / g.friction if g.friction > 0.0 else 0.0
-            g.accel = 0.0
-            g.version += 1
-            return
-        g.accel = (g.force - g.share * g.friction) / g.mass
+        g.share, g.accel, g.wall = self._law(g.mass, g.force, g.friction, g.v0,
+                                             lambda: self._stop_gaps(g))
         g.version += 1
 
     def _fold(self, g: _Group) -> None:
@@ -414,35 +417,67 @@ class FreeCars:
         self._motion(h)
         return h
 
-    def _joint_forces(self, g: _Group) -> np.ndarray:
-        """For each pair inside ``g``, the force its rear part pushes its front part with
-        (compression +): a rigid train's coupler forces, summed from the rear car here
-        (from the lead there, where the same sum is tension)."""
-        members = slice(g.i0, g.i1)
-        net = self.force[members] - self.friction[members] * g.share
-        if g.wall > 0.0:  # the stop behind pushes the rear car forward
-            net[0] += g.wall
-        elif g.wall < 0.0:  # the stop ahead pushes the front car back
-            net[-1] += g.wall
-        out = np.empty(g.i1 - g.i0 - 1)
-        joint_forces(net, self.mass[members], float(g.accel), out)
+    def _joint_forces(self, i0: int, i1: int, share: float, accel: float,
+                      wall: float) -> np.ndarray:
+        """For each pair inside cars ``i0 .. i1 - 1`` moving as one (friction's ``share``,
+        ``accel``, a stop's push ``wall``, as :meth:`_law` gives them), the force its rear
+        part pushes its front part with (compression +): a rigid train's coupler forces."""
+        members = slice(i0, i1)
+        net = self.force[members] - self.friction[members] * share
+        if wall > 0.0:  # the stop behind pushes the rear car forward
+            net[0] += wall
+        elif wall < 0.0:  # the stop ahead pushes the front car back
+            net[-1] += wall
+        out = np.empty(i1 - i0 - 1)
+        joint_forces(net, self.mass[members], float(accel), out)
         return out
+
+    def _misfits(self, i0: int, i1: int, push: np.ndarray,
+                 at_slack: np.ndarray) -> tuple[np.ndarray, float]:
+        """For joints of cars ``i0 .. i1 - 1`` pushing ``push`` (see :meth:`_joint_forces`),
+        how much each cannot carry (an uncoupled contact would pull, a pair at full slack
+        would push), and the rounding below which that is nothing: the group parts where
+        the first exceeds the second."""
+        members = slice(i0, i1)
+        scale = 1e-9 * (abs(float(self.force[members].sum()))
+                        + float(self.friction[members].sum())
+                        + float(np.abs(self.force[members]).max()) + 1.0)
+        return np.where(at_slack, push, -push), scale
 
     def _split(self, g: _Group) -> _Group | None:
         """Open the worst joint of ``g`` that would have to pull (an uncoupled contact) or
         push (a coupled pair at full slack); returns the new front part, or None."""
         if g.i1 - g.i0 < 2:
             return None
-        push = self._joint_forces(g)
+        push = self._joint_forces(g.i0, g.i1, g.share, g.accel, g.wall)
         pairs = slice(g.i0, g.i1 - 1)
         ref, half = self._ref, 0.5 * self.length
         gaps = (ref[g.i0 + 1:g.i1] - half[g.i0 + 1:g.i1]) - (ref[pairs] + half[pairs])
         at_slack = self.coupled[pairs] & (gaps > 0.5 * self.slack[pairs])
-        wrong = np.where(at_slack, push, -push)  # > 0: the joint cannot carry it
+        wrong, scale = self._misfits(g.i0, g.i1, push, at_slack)
         k = int(np.argmax(wrong))
-        scale = 1e-9 * (abs(g.force) + g.friction + float(np.abs(self.force[g.i0:g.i1]).max())
-                        + 1.0)
         return self._split_at(g, g.i0 + k) if wrong[k] > scale else None
+
+    def _parts_at_once(self, g: _Group, speed: float) -> bool:
+        """Whether ``g`` and the group ahead, joined at ``speed``, would part again at once
+        where they meet (:meth:`_split`'s test, asked before joining them). Two groups at
+        one speed only to within :data:`SPEED_TOL` can disagree with their joined self:
+        one stood still (friction holding it) and the other rolls on at 1e-50 m/s, whose
+        friction, joined, would turn on both: joining them would set the standing one
+        rolling, the split would part them again, it would stop again and be joined
+        again, without end (a Zeno sequence)."""
+        h = g.next
+        j = g.i1 - 1
+        members = slice(g.i0, h.i1)
+        share, accel, wall = self._law(
+            float(self.mass[members].sum()), float(self.force[members].sum()),
+            float(self.friction[members].sum()), speed,
+            lambda: (self._stop_gaps(g)[0], self._stop_gaps(h)[1]))
+        push = self._joint_forces(g.i0, h.i1, share, accel, wall)
+        at_slack = np.zeros(push.size, dtype=bool)
+        at_slack[j - g.i0] = self.coupled[j] and self._gap(g) > 0.5 * self.slack[j]
+        wrong, scale = self._misfits(g.i0, h.i1, push, at_slack)
+        return bool(wrong[j - g.i0] > scale)
 
     # ------------------------------------------------------------------ impacts
     def _impact(self, g: _Group, contact: bool) -> None:
@@ -559,8 +594,11 @@ class FreeCars:
                 elif abs(rel) <= SPEED_TOL and (
                         touching and g.accel > h.accel + 1e-12 * (1 + abs(g.accel))
                         or taut and h.accel > g.accel + 1e-12 * (1 + abs(h.accel))):
-                    self._merge(g, (g.mass * g.speed(self.t) + h.mass * h.speed(self.t))
-                                / (g.mass + h.mass))
+                    common = ((g.mass * g.speed(self.t) + h.mass * h.speed(self.t))
+                              / (g.mass + h.mass))
+                    if self._parts_at_once(g, common):
+                        continue  # they would not move as one: each goes on alone
+                    self._merge(g, common)
                 else:
                     continue
                 touched |= {g, h} | {k for k in (g.prev, h.next) if k is not None}

@@ -497,3 +497,37 @@ def test_a_speed_too_small_to_move_the_clock_stops_now_not_in_endless_stops():
     run = YardRun(scenario)
     run.advance(1.0)
     assert run.t == 1.0 and run.stop_reason is None
+
+
+@pytest.mark.parametrize("speed", [1.4093125627579276e-50, 1e-20, 1e-13])
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_a_car_stopping_beside_one_still_creeping_on_stays_apart_from_it(speed, mirrored):
+    # Two coupled cars buffer to buffer, creeping along at one speed below SPEED_TOL, each
+    # held by its friction (more than its push down the grade): the light one slows
+    # harder and stops first; the heavy one, ahead and faster, rolls on a hair and stops
+    # after it. Nothing pushes or pulls between them, so they are never joined: joining
+    # set the stopped car rolling again (friction turning on both at the shared speed),
+    # the joint pulled, they split, it stopped again, without end (impacts at t = 0
+    # did not settle; the random yards found it). Mirrored: the same rolling backwards.
+    m, force, friction = (24677.0, 75677.0), (225.5, 725.7), (495.3, 796.8)
+    a = [(f - r) / mk for mk, f, r in zip(m, force, friction, strict=True)]  # both slow down
+    t_stop = [speed / -ak for ak in a]  # light: 1.29e-48 s at 1.4e-50 m/s, heavy: 1.50e-47
+    order = slice(None, None, -1 if mirrored else 1)
+    sign = -1.0 if mirrored else 1.0
+    x = (0.0, L) if not mirrored else (-L, 0.0)
+    cars = FreeCars(x, L, m[order], sign * speed, [sign * f for f in force[order]],
+                    friction[order], coupled=[True], slack=0.011, coupling_speed=1.0)
+    light, heavy = (1, 0) if mirrored else (0, 1)
+    t_probe = 0.5 * (t_stop[0] + t_stop[1])
+    cars.advance(t_probe)
+    assert cars.v[light] == 0.0
+    assert cars.v[heavy] == pytest.approx(sign * (speed + a[1] * t_probe), rel=1e-9)
+    assert not cars.joined[0]
+    cars.advance(1.0)
+    assert list(cars.v) == [0.0, 0.0] and not cars.joined[0]
+    assert cars.counts == {"contact": 0, "tension": 0, "stop": 2, "buffer stop": 0,
+                           "resting": 0}
+    assert cars.log == []  # no impact, no coupling
+    # they moved v^2 / 2a, at most 5e-24 m
+    np.testing.assert_allclose(cars.x, x, rtol=0.0, atol=1e-20)
+    assert cars.gaps()[0] >= -1e-20

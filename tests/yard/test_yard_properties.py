@@ -251,7 +251,9 @@ def fingerprint(run: YardRun) -> tuple:
             ro.tolist(), repr(run.report()), list(run.positions), list(run.forced))
 
 
-def check_yard(table: dict) -> None:
+def check_yard(table: dict) -> YardRun:
+    """Run a yard: its lines' geometry at every step, its impacts, and a second run the
+    same to the last bit; returns the (first) run."""
     scenario = yard_from_table(table, Context("<random yard>", "yard", CONFIGS / "yards"))
     run, impacts = run_checked(scenario)
     check_impacts(impacts)
@@ -264,6 +266,7 @@ def check_yard(table: dict) -> None:
     while again.stop_reason is None:
         again.advance(min(again.t + again.dt, scenario.config["stop"]["max_time"]))
     assert fingerprint(again) == fingerprint(run)
+    return run
 
 
 @settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -287,6 +290,47 @@ def test_a_buffer_stop_yard_with_restitution_runs_to_rest(restitution):
     check_impacts(impacts)
     assert run.stop_reason == "standstill"
     assert math.isfinite(run.t)
+
+
+def creeping_cut_yard() -> dict:
+    """A yard (found by the random inelastic yards above) of one cut of two coupled cars,
+    buffer to buffer, set down on a 1 permille fall at 1.4e-50 m/s: each car's resistance
+    is more than its weight's pull down the grade, so each is held."""
+    def car(payload: str) -> dict:
+        return {"config": car_config(payload_mass=payload, length="8.0 m")}
+
+    return {
+        "name": "creeping cut", "restitution": 0.0, "step": "0.2 s",
+        "side_collision": "stop", "run_through": "stop", "stop": {"max_time": "150 s"},
+        "network": {
+            "name": "random",
+            "tracks": [{"name": "lead", "length": "150.0 m", "grade": "-1.0 permille",
+                        "start": [0, 0], "heading": 0},
+                       {"name": "c1", "length": "60.0 m", "grade": "0.0 permille"}],
+            "switches": [], "connections": [{"ends": ["lead.end", "c1.start"]}],
+            "buffer_stops": [{"at": "lead.start", "stiffness": "1.0 MN/m"},
+                             {"at": "c1.end", "stiffness": "1.0 MN/m"}]},
+        "cuts": [{"name": "cut 0", "track": "lead", "front": "150.0 m",
+                  "speed": "1.4093125627579276e-50 m/s",
+                  "train": {"coupling": {"coupling_speed": "1.0 m/s"},
+                            "vehicles": [car("51.0 t"), car("0.0 t")]}}]}
+
+
+def test_a_cut_set_down_at_a_creep_and_held_by_friction_stands_where_it_was_set_down():
+    # Hand-worked: each car's pull down the grade (m g 0.001: 0.73 kN loaded, 0.23 kN
+    # empty) is less than its resistance at rest, so friction stops each within 1e-47 s,
+    # having moved (1.4e-50 m/s)^2 / 2a < 1e-96 m: nothing meets, nothing couples, the cut
+    # stands to the end. (The engine joined the empty car, stopped first, to the loaded
+    # one still creeping, which set it rolling; the joint pulled, they split, it stopped,
+    # and so on until "impacts at t = 0.000000 s do not settle".)
+    table = creeping_cut_yard()
+    start = YardRun(yard_from_table(table, Context("<creeping cut>", "yard",
+                                                   CONFIGS / "yards"))).vehicle_ends()
+    run = check_yard(table)
+    assert run.events == [] and run.stop_reason == "max_time" and run.t == 150.0
+    assert [r["final_speed_mps"] for r in run.report()] == [0.0]
+    for before, after in zip(start, run.vehicle_ends(), strict=True):
+        np.testing.assert_allclose(after, before, rtol=0.0, atol=1e-9)
 
 
 def forced_switch_yard() -> dict:
