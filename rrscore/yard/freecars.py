@@ -468,14 +468,27 @@ class FreeCars:
         again, without end (a Zeno sequence)."""
         h = g.next
         j = g.i1 - 1
+        half = 0.5 * self.length
+
+        def folded(k: _Group, i: int) -> float:
+            # car i's centre as _merge will leave it (rebased and folded), to the last bit
+            return float(self._ref[i] + (k.off + k.run(self.t)))
+
+        def stop_gaps() -> tuple[float, float]:
+            behind = (math.inf if g.prev is not None or self.open_ends[0] else
+                      folded(g, g.i0) - half[g.i0] - self.buffer_stops[0])
+            ahead = (math.inf if h.next is not None or self.open_ends[1] else
+                     self.buffer_stops[1] - (folded(h, h.i1 - 1) + half[h.i1 - 1]))
+            return behind, ahead
+
         members = slice(g.i0, h.i1)
         share, accel, wall = self._law(
             float(self.mass[members].sum()), float(self.force[members].sum()),
-            float(self.friction[members].sum()), speed,
-            lambda: (self._stop_gaps(g)[0], self._stop_gaps(h)[1]))
+            float(self.friction[members].sum()), speed, stop_gaps)
         push = self._joint_forces(g.i0, h.i1, share, accel, wall)
         at_slack = np.zeros(push.size, dtype=bool)
-        at_slack[j - g.i0] = self.coupled[j] and self._gap(g) > 0.5 * self.slack[j]
+        gap = (folded(h, j + 1) - half[j + 1]) - (folded(g, j) + half[j])
+        at_slack[j - g.i0] = self.coupled[j] and gap > 0.5 * self.slack[j]
         wrong, scale = self._misfits(g.i0, h.i1, push, at_slack)
         return bool(wrong[j - g.i0] > scale)
 

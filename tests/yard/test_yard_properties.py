@@ -251,14 +251,12 @@ def fingerprint(run: YardRun) -> tuple:
             ro.tolist(), repr(run.report()), list(run.positions), list(run.forced))
 
 
-def check_yard(table: dict) -> YardRun:
+def check_yard(table: dict) -> tuple[YardRun, list[Impact]]:
     """Run a yard: its lines' geometry at every step, its impacts, and a second run the
-    same to the last bit; returns the (first) run."""
+    same to the last bit; returns the (first) run and its impacts."""
     scenario = yard_from_table(table, Context("<random yard>", "yard", CONFIGS / "yards"))
     run, impacts = run_checked(scenario)
     check_impacts(impacts)
-    event(f"stop: {run.stop_reason}")
-    event(f"impacts: {min(len(impacts), 5)}{'+' if len(impacts) >= 5 else ''}")
     # the same yard again (not watched): the same to the last bit. (Both runs share one
     # process; an order that hangs on where objects sit in memory shows up here only as
     # hypothesis's "flaky" report, issue 50.)
@@ -266,20 +264,26 @@ def check_yard(table: dict) -> YardRun:
     while again.stop_reason is None:
         again.advance(min(again.t + again.dt, scenario.config["stop"]["max_time"]))
     assert fingerprint(again) == fingerprint(run)
-    return run
+    return run, impacts
+
+
+def count(run: YardRun, impacts: list[Impact]) -> None:
+    """How a random yard ended, for hypothesis's statistics."""
+    event(f"stop: {run.stop_reason}")
+    event(f"impacts: {min(len(impacts), 5)}{'+' if len(impacts) >= 5 else ''}")
 
 
 @settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=yards(st.just(0.0)))
 def test_a_random_inelastic_yard_keeps_cars_apart_and_momentum_and_is_repeatable(table):
-    check_yard(table)
+    count(*check_yard(table))
 
 
 @settings(max_examples=40 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(table=yards(st.floats(0.01, 1.0)))
 def test_a_random_yard_with_restitution_keeps_cars_apart_and_momentum_and_is_repeatable(
         table):
-    check_yard(table)
+    count(*check_yard(table))
 
 
 @pytest.mark.parametrize("restitution", [0.1, 0.134, 0.2])
@@ -326,8 +330,8 @@ def test_a_cut_set_down_at_a_creep_and_held_by_friction_stands_where_it_was_set_
     table = creeping_cut_yard()
     start = YardRun(yard_from_table(table, Context("<creeping cut>", "yard",
                                                    CONFIGS / "yards"))).vehicle_ends()
-    run = check_yard(table)
-    assert run.events == [] and run.stop_reason == "max_time" and run.t == 150.0
+    run, impacts = check_yard(table)
+    assert impacts == [] and run.events == [] and run.stop_reason == "max_time" and run.t == 150.0
     assert [r["final_speed_mps"] for r in run.report()] == [0.0]
     for before, after in zip(start, run.vehicle_ends(), strict=True):
         np.testing.assert_allclose(after, before, rtol=0.0, atol=1e-9)
