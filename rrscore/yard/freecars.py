@@ -465,7 +465,8 @@ class FreeCars:
         one stood still (friction holding it) and the other rolls on at 1e-50 m/s, whose
         friction, joined, would turn on both: joining them would set the standing one
         rolling, the split would part them again, it would stop again and be joined
-        again, without end (a Zeno sequence)."""
+        again, without end (a Zeno sequence). Joined onto a buffer stop they touch, they
+        are judged at rest against it, as the impact on it at once leaves them."""
         h = g.next
         j = g.i1 - 1
         half = 0.5 * self.length
@@ -481,10 +482,16 @@ class FreeCars:
                      self.buffer_stops[1] - (folded(h, h.i1 - 1) + half[h.i1 - 1]))
             return behind, ahead
 
+        behind, ahead = stop_gaps()
+        if (behind <= GAP_TOL and speed < 0.0 or ahead <= GAP_TOL and speed > 0.0) \
+                and abs(speed) <= REST_SPEED:
+            # joined, it would be struck on the stop it touches at once (_settle) and stay
+            # against it: its joint carries what it would carry at rest there
+            speed = 0.0
         members = slice(g.i0, h.i1)
         share, accel, wall = self._law(
             float(self.mass[members].sum()), float(self.force[members].sum()),
-            float(self.friction[members].sum()), speed, stop_gaps)
+            float(self.friction[members].sum()), speed, lambda: (behind, ahead))
         push = self._joint_forces(g.i0, h.i1, share, accel, wall)
         at_slack = np.zeros(push.size, dtype=bool)
         gap = (folded(h, j + 1) - half[j + 1]) - (folded(g, j) + half[j])
@@ -602,15 +609,21 @@ class FreeCars:
                 rel = g.speed(self.t) - h.speed(self.t)
                 touching = gap <= GAP_TOL
                 taut = self.coupled[j] and gap >= self.slack[j] - GAP_TOL
+                pressing = touching and g.accel > h.accel + 1e-12 * (1 + abs(g.accel))
+                pulling = taut and h.accel > g.accel + 1e-12 * (1 + abs(h.accel))
                 if touching and rel > SPEED_TOL or taut and rel < -SPEED_TOL:
                     self._impact(g, touching and rel > 0.0)
-                elif abs(rel) <= SPEED_TOL and (
-                        touching and g.accel > h.accel + 1e-12 * (1 + abs(g.accel))
-                        or taut and h.accel > g.accel + 1e-12 * (1 + abs(h.accel))):
+                elif abs(rel) <= SPEED_TOL and (pressing or pulling):
                     common = ((g.mass * g.speed(self.t) + h.mass * h.speed(self.t))
                               / (g.mass + h.mass))
-                    if self._parts_at_once(g, common):
-                        continue  # they would not move as one: each goes on alone
+                    # where, joined, they would not move as one, each goes on alone; but
+                    # only if they are parting: closing or level, left alone they would run
+                    # into each other, and no contact (or tension) is predicted between
+                    # faces already at it
+                    parting = (rel < 0.0 and not taut) if pressing else (
+                        rel > 0.0 and not touching)
+                    if parting and self._parts_at_once(g, common):
+                        continue
                     self._merge(g, common)
                 else:
                     continue

@@ -488,6 +488,57 @@ def test_cars_pulled_onto_a_stop_all_come_to_rest_against_it_whatever_the_restit
     assert cars.stop_forces()[1] == pytest.approx(-(pull - friction).sum(), rel=1e-9)
 
 
+@pytest.mark.parametrize("v_middle", [0.0, -1.0])
+def test_a_car_creeping_onto_a_cut_pressed_against_a_stop_joins_it_and_stays_at_rest(
+        v_middle):
+    # found by the property test above: five cars buffer to buffer against the front stop,
+    # each pulled onto it (1/8 g-ish; the fourth half as hard), the fourth set down at
+    # 7e-192 m/s. Joined with the car ahead at their common (still not zero) speed, the
+    # pair would read as rolling, not as held by the stop, and their joint as pulling:
+    # the join was refused, and the fourth car, faster and pulled harder than the one
+    # held by the stop, ran into it (no contact is predicted between touching faces):
+    # 3.56 m inside it, and later impacts gave cars 218.75 m/s. Whatever the middle car
+    # does (here also set off backwards at 1 m/s, striking the two behind it), all end at
+    # rest buffer to buffer against the stop, where they were set down.
+    n = 5
+    mass = np.full(n, M)
+    pull = mass * np.array([0.125, 0.125, 0.125, 0.0625, 0.125])
+    friction = np.zeros(n)
+    v = np.array([0.0, 0.0, v_middle, 6.9739573960959385e-192, 0.0])
+    x = L / 2 + np.arange(n) * L
+    stop = x[-1] + L / 2
+
+    def energy(c: FreeCars) -> float:
+        # kinetic plus the pull's potential (friction 0): impacts and the stop only lose it
+        return float(0.5 * (mass * c.v ** 2).sum() - (pull * c.x).sum())
+
+    def run() -> tuple[FreeCars, list[float]]:
+        cars = FreeCars(x, L, mass, v, pull, friction, restitution=0.0,
+                        buffer_stops=(-1e6, stop))
+        energies = [energy(cars)]
+        for t in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 2000.0):
+            cars.advance(t)
+            energies.append(energy(cars))
+        return cars, energies
+
+    cars, energies = run()
+    assert list(cars.v) == [0.0] * n
+    assert cars.gaps().min() >= -1e-9
+    np.testing.assert_allclose(cars.x, x, rtol=0.0, atol=1e-9)  # buffer to buffer at the stop
+    assert cars.stop_forces()[1] == pytest.approx(-(pull - friction).sum(), rel=1e-9)
+    # no energy created (to rounding of the potential, 1e-12 of sum |pull x|), none of it
+    # from the stop, which only ever pushes the cars back
+    tol = 1e-12 * float(np.abs(pull * x).sum())
+    assert all(b <= a + tol for a, b in zip(energies, energies[1:], strict=False))
+    assert cars.stop_impulse[1] <= 0.0 and cars.stop_impulse[0] == 0.0
+    # and one straight run to the end agrees (the property test's path)
+    straight = FreeCars(x, L, mass, v, pull, friction, restitution=0.0,
+                        buffer_stops=(-1e6, stop))
+    straight.advance(2000.0)
+    assert list(straight.v) == [0.0] * n and straight.gaps().min() >= -1e-9
+    np.testing.assert_allclose(straight.x, x, rtol=0.0, atol=1e-9)
+
+
 def test_a_speed_too_small_to_move_the_clock_stops_now_not_in_endless_stops():
     # found by the random yards: a cut set off at 1.4e-149 m/s stops at 1.9e-147 s, and
     # merges and splits of its cars left speeds of 1e-166 m/s whose stops fell within
