@@ -196,7 +196,7 @@ class DriverProgram:
         auto = self.autodriver
         if auto is None:
             return False
-        self.system.driver_readings(auto.state)
+        self.system.driver_readings(auto.state, auto.params, t)
         if not auto.update(t, front, rear, speed):
             return False
         for name, level in auto.levels():

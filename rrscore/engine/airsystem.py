@@ -254,12 +254,15 @@ def lowest_aux(air, t):  # pragma: no cover (compiled)
 
 
 @kernel
-def driver_readings(air, state):  # pragma: no cover (compiled)
-    """What the built-in driver reads of the air brake before a decision, into its state
-    (:data:`~rrscore.engine.adapters.DRIVER_STATE`): the first driver's valve's equalizing
-    reservoir pressure and the lowest auxiliary reservoir pressure now (Pa; NaN without
-    an air brake)."""
+def driver_readings(air, state, params, t):  # pragma: no cover (compiled)
+    """What the built-in driver reads of the air brake before a decision at ``t``, into its
+    state (:data:`~rrscore.engine.adapters.DRIVER_STATE`): the first driver's valve's
+    equalizing reservoir pressure and the lowest auxiliary reservoir pressure now (Pa; NaN
+    without an air brake). Read only where a decision is due and the driver works the
+    train's brakes (``params``): the other control steps need none."""
     s = state[0]
+    if params[0].train_brakes == 0.0 or t < s.next - 1e-9:
+        return
     if air.on[0] == 0:
         s.equalizing = s.aux_low = np.nan
         return

@@ -300,7 +300,7 @@ def train_control(sys, fns, st, t, y):  # pragma: no cover (compiled)
     n = lay.n
     front = y[lay.sx] + c.watch[0].half0
     rear = y[lay.sx + n - 1] - sys.bodies.half[n - 1]
-    driver_readings(c.air, c.driver_state)
+    driver_readings(c.air, c.driver_state, c.driver_params, t)
     acted = fns.driver(t, front, rear, y[lay.sv], np.inf, c.driver_state, c.driver_params,
                        c.sections) != 0
     if acted:

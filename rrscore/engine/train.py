@@ -563,10 +563,10 @@ class TrainSystem:
                    "set a negative q_r (resistances are magnitudes)")
         raise PluginError(f"{batch.describe('step')} {problem}, at t = {t:.3f} s")
 
-    def driver_readings(self, state: np.ndarray) -> None:
-        """What the built-in driver reads of the air brake, into its ``state``
+    def driver_readings(self, state: np.ndarray, params: np.ndarray, t: float) -> None:
+        """What the built-in driver reads of the air brake at ``t``, into its ``state``
         (:func:`~rrscore.engine.airsystem.driver_readings`)."""
-        driver_readings(self.air.run, state)
+        driver_readings(self.air.run, state, params, t)
 
     def air_before(self, t: float, y: np.ndarray) -> None:
         """The air brake's part of a control step before the inputs are placed
