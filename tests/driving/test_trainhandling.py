@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from conftest import CONFIGS
 
 import rrscore
 from rrscore.driving.trainhandling import full_service_aux, works_train_brakes
 from rrscore.model.errors import ConfigError
-from rrscore.physics.brakingdistance import braking_distance, stopping_distances
+from rrscore.physics.brakingdistance import braking_distance
 
 DATA = Path(__file__).parent.parent / "data" / "trainhandling"
 DESCENT = CONFIGS / "scenarios" / "descent_air_50.toml"
@@ -106,19 +105,6 @@ def test_a_multibody_train_comes_to_rest_as_promptly_as_a_rigid_one():
                           result.series["position_m"][-1] + sc.train.half_length[0])
     assert abs(ends["multibody"][0] - ends["rigid"][0]) <= 1.0
     assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 1.0
-
-
-def test_the_stopping_curve_is_the_rules_steps_added_up():
-    # at the rules' own 10 km/h steps, the curve from 80 km/h is the method's braking
-    # distance, exactly, at any share of the brake force
-    sc = rrscore.load_scenario(DATA / "stop_80.toml")
-    speeds = np.arange(0.0, 81.0, 10.0) / 3.6
-    full, planned = (stopping_distances(sc.train, speeds, share) for share in (1.0, 0.7))
-    for share, curve in ((1.0, full), (0.7, planned)):
-        rules = braking_distance(sc.train, 80 / 3.6, pressure_share=share)
-        assert curve[-1] == pytest.approx(rules.braking_distance_m, rel=1e-12)
-    # a weaker application needs longer, from every speed
-    assert np.all(planned[1:] > full[1:])
 
 
 def test_the_pressure_a_full_service_needs_is_worked_by_hand():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from conftest import CONFIGS, make_scenario, shipped_drive
 
@@ -12,9 +13,11 @@ from rrscore import Drive, load_scenario
 from rrscore.physics.brakeshoes import TONNE_FORCE, shoe_friction
 from rrscore.physics.brakingdistance import (
     braking_distance,
+    braking_ratio,
     calculated_friction,
     calculated_shoe_force,
     preparation_time,
+    stopping_distances,
 )
 
 LOCO = {"config": "vehicles/simple_loco_air.toml"}
@@ -53,30 +56,48 @@ def test_the_preparation_time_follows_the_rules_bands_by_axles_and_grade(
     assert preparation_time(kind, axles, -10.0, 100.0) == pytest.approx(on_descent)
 
 
+def _hand_theta(pressure: float) -> float:
+    """Ten shipped gondolas' braking ratio by hand, their cylinders at ``pressure``: one
+    car's piston (356 mm) less the 1.5 kN spring, times the rigging's 8 at 90 %, shared by
+    8 shoes; the rules' calculated force of each; 8 shoes over the car's 92.5 t."""
+    k = (pressure * math.pi * 0.356**2 / 4 - 1500.0) * 8 * 0.9 / 8 / 9806.65
+    k_p = k * 0.6 / 0.27 * (16 * k + 100) / (80 * k + 100)
+    return 8 * k_p / 92.5
+
+
+def _hand_step(theta: float, vn: float, vk: float) -> float:
+    """One of the rules' steps by hand (km/h), level track, the loaded car's resistance."""
+    coefficient = 1000 * 1.06 / (2 * 9.80665 * 3.6**2)
+    vm = (vn + vk) / 2
+    b = 1000 * theta * 0.27 * (vm + 100) / (5 * vm + 100)
+    w = 0.7 + (3 + 0.1 * vm + 0.0025 * vm**2) / 23.125  # loaded car, q0 = 23.125 t
+    return coefficient * (vn**2 - vk**2) / (b + w)
+
+
 def test_ten_cars_from_20_kmh_give_the_distance_worked_out_by_hand():
     train = make_scenario([{"config": CAR, "count": 10}]).build_train()
     result = braking_distance(train, 20.0 / 3.6)
-    # One car: 0.40 MPa on a 356 mm piston less the 1.5 kN spring, times the rigging's 8
-    # at 90 %, shared by 8 shoes.
-    k = (0.40e6 * math.pi * 0.356**2 / 4 - 1500.0) * 8 * 0.9 / 8 / 9806.65
-    k_p = k * 0.6 / 0.27 * (16 * k + 100) / (80 * k + 100)
-    theta = 8 * k_p / 92.5
+    theta = _hand_theta(0.40e6)
     assert result.braking_ratio == {"cast_iron": pytest.approx(theta, rel=1e-9)}
     # 40 axles: t_p = 7 s on level track, run at 20 km/h
     assert result.preparation_time_s == pytest.approx(7.0)
     assert result.preparation_distance_m == pytest.approx(20 * 7 / 3.6)
-
-    coefficient = 1000 * 1.06 / (2 * 9.80665 * 3.6**2)
-    assert coefficient == pytest.approx(4.17, abs=0.001)
-
-    def step(vn, vk):
-        vm = (vn + vk) / 2
-        b = 1000 * theta * 0.27 * (vm + 100) / (5 * vm + 100)
-        w = 0.7 + (3 + 0.1 * vm + 0.0025 * vm**2) / 23.125  # loaded car, q0 = 23.125 t
-        return coefficient * (vn**2 - vk**2) / (b + w)
-
-    assert result.braking_distance_m == pytest.approx(step(20, 10) + step(10, 0), rel=1e-9)
+    assert 1000 * 1.06 / (2 * 9.80665 * 3.6**2) == pytest.approx(4.17, abs=0.001)
+    assert result.braking_distance_m == pytest.approx(
+        _hand_step(theta, 20, 10) + _hand_step(theta, 10, 0), rel=1e-9)
     assert [s[:2] for s in result.steps] == [(20.0, 10.0), (10.0, 0.0)]
+
+
+def test_the_driver_s_stopping_curve_at_a_share_of_the_pressure_is_worked_out_by_hand():
+    # the built-in driver plans on 0.7 of the full pressure: 0.28 MPa in the cylinders;
+    # the distance from each speed of the curve is the hand steps below it added up
+    train = make_scenario([{"config": CAR, "count": 10}]).build_train()
+    theta = _hand_theta(0.7 * 0.40e6)
+    assert braking_ratio(train, 0.7) == {"cast_iron": pytest.approx(theta, rel=1e-9)}
+    curve = stopping_distances(train, [0.0, 10 / 3.6, 20 / 3.6, 35 / 3.6], 0.7)
+    hand = np.cumsum([0.0, _hand_step(theta, 10, 0), _hand_step(theta, 20, 10),
+                      _hand_step(theta, 35, 20)])
+    np.testing.assert_allclose(curve, hand, rtol=1e-9)
 
 
 @pytest.mark.parametrize(("cars", "axles", "t_p"), [(48, 200, 7.0), (49, 204, 10.0)])
