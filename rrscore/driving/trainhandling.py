@@ -48,7 +48,12 @@ import numpy as np
 from numba import njit
 
 from ..physics.airbrake import LAP, RELEASE, RUNNING, SERVICE
-from ..physics.brakingdistance import preparation_time, stopping_distances, train_kind
+from ..physics.brakingdistance import (
+    consist_axles,
+    preparation_time,
+    stopping_distances,
+    train_kind,
+)
 
 #: The part of the braking command the dynamic brake takes alone (it is at its full
 #: level there); the air brake takes the rest.
@@ -226,7 +231,7 @@ def brake_knowledge(cfg: Mapping[str, Any], train: Any) -> dict[str, float]:
             "graduated": float(all(c["release"] == "graduated" for c in dists)),
             "settle": cfg["brake_settle_time"], "service_rate": valve["service_rate"],
             "charging_rate": valve["charging_rate"], "bail_off": float(cfg["bail_off"]),
-            "preparation": preparation_time(train_kind(train), int(train.axle_count), 0.0,
+            "preparation": preparation_time(train_kind(train), consist_axles(train), 0.0,
                                             1.0)}
 
 

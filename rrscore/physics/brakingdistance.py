@@ -15,17 +15,23 @@ simulated stops are held against. The stop is split in two:
       freight, over 300 axles    t_p = 12 - 18 i / b_T
       passenger                  t_p = 4 - 5 i / b_T
 
-  **Which axles are counted.** The bands are the rules' "freight consists of up to
-  200 axles", "of 201 to 300 axles", "of over 300 axles" (as the method is quoted:
-  "для грузовых составов длиной до 200 осей ..."). The rules' own text is not among
-  the documents this project was made from, and "consist"
-  (состав) is read both ways: the cars hauled alone, as the brake certificate counts a
-  freight train's weight without its locomotive, or the whole train. Nothing here
-  settles it, so the method keeps what it has always done and counts **every axle of
-  the train, the locomotive's included** (``Train.axle_count``); the result says how
-  many it counted (:attr:`BrakingDistance.axles`). A locomotive of 8 axles and 50
-  four-axle cars is 208 axles, the 201-300 band (10 s on level track), where the cars'
-  200 alone would be the first (7 s).
+  **Which axles are counted: the consist's, not the locomotives'.** The bands are the
+  rules' "freight consists of up to 200 axles", "of 201 to 300 axles", "of over 300
+  axles" (as the method is quoted: "для грузовых составов длиной до 200 осей ...").
+  A consist (состав) is the cars a train's locomotives haul: the Russian railways'
+  technical operating rules (ПТЭ, ЦРБ-756 of 26.05.2000, and in the same terms the
+  rolling-stock safety regulation, decree No. 524 of 15.07.2010) define a train as a
+  formed and coupled consist of cars with one or more working locomotives; the brake
+  certificate (ВУ-45) likewise gives a freight train's weight without its locomotive.
+  The traction rules' full text is not among the documents this project was made from:
+  the bands' wording is as quoted, and the reading rests on that definition.
+
+  So the band counts every vehicle's axles but the working locomotives'
+  (:func:`consist_axles`), a locomotive being a vehicle with the driver's brake valve or
+  an independent brake (a car has neither): SimpleLoco (8 axles) and 50 four-axle cars
+  are a consist of 200 axles, the first band (7 s on level track). A locomotive hauled
+  dead, braked as a car, counts with the cars. :attr:`BrakingDistance.axles` says how
+  many axles chose the band.
 
 * **Braking**: from ``V0`` down to rest in steps of 10 km/h, each step
   ``4.17 (Vn^2 - Vk^2) / (1000 theta_p phi_kp(Vm) + w_ox(Vm) + i)`` metres, at the
@@ -113,8 +119,8 @@ class BrakingDistance:
     braking_distance_m: float
     #: Speed steps ``(V_start, V_end)`` in km/h and the distance of each, m.
     steps: tuple[tuple[float, float, float], ...]
-    #: The axles that chose the preparation-time band: every axle of the train, the
-    #: locomotives' included (see the module: the rules' text does not settle it).
+    #: The axles that chose the preparation-time band: the consist's, every vehicle's
+    #: but the working locomotives' (:func:`consist_axles`).
     axles: int = 0
 
     @property
@@ -168,8 +174,7 @@ def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
         raise ValueError(f"train {train.name!r} has no air-braked vehicle with a distributor")
     kind = train_kind(train) if kind is None else kind
     v0 = speed_mps * KMH_PER_MS
-    # (the locomotives' axles counted too: see the module on "which axles are counted")
-    axles = int(train.axle_count)
+    axles = consist_axles(train)
     t_p = preparation_time(kind, axles, grade_permille, _brake(theta, v0))
     edges = np.append(np.arange(v0, 0.0, -step_kmh), 0.0)
     steps = tuple((float(vn), float(vk), _step(train, theta, vn, vk, grade_permille,
@@ -177,6 +182,17 @@ def braking_distance(train, speed_mps: float, grade_permille: float = 0.0,
                   for vn, vk in zip(edges[:-1], edges[1:], strict=True))
     return BrakingDistance(theta, t_p, v0 * t_p / KMH_PER_MS,
                            sum(s[2] for s in steps), steps, axles)
+
+
+def consist_axles(train) -> int:
+    """The axles of a train's consist, the number that chooses the rules' preparation-time
+    band: every vehicle's but the working locomotives', a locomotive being a vehicle with
+    the driver's brake valve or an independent brake (see the module on which axles are
+    counted)."""
+    return int(sum(int(n) for n, brake in zip(train.num_axis, train.brake_configs,
+                                              strict=True)
+                   if not (brake["system"] == "air"
+                           and (brake["driver_valve"] or brake["independent"]))))
 
 
 def train_kind(train) -> str:

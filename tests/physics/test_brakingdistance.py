@@ -16,6 +16,7 @@ from rrscore.physics.brakingdistance import (
     braking_ratio,
     calculated_friction,
     calculated_shoe_force,
+    consist_axles,
     preparation_time,
     stopping_distances,
 )
@@ -100,16 +101,30 @@ def test_the_driver_s_stopping_curve_at_a_share_of_the_pressure_is_worked_out_by
     np.testing.assert_allclose(curve, hand, rtol=1e-9)
 
 
-@pytest.mark.parametrize(("cars", "axles", "t_p"), [(48, 200, 7.0), (49, 204, 10.0)])
-def test_the_locomotives_axles_count_in_the_preparation_time_band(cars, axles, t_p):
-    # SimpleLoco (8 axles) and four-axle cars: 8 + 4 * 48 = 200 axles, the first band
-    # (7 s on level track); 8 + 4 * 49 = 204, the second (10 s), though the cars' own 196
-    # axles would be the first.
+@pytest.mark.parametrize(("cars", "axles", "t_p"), [(50, 200, 7.0), (51, 204, 10.0)])
+def test_the_consist_s_axles_choose_the_preparation_time_band_not_the_locomotive_s(
+        cars, axles, t_p):
+    # SimpleLoco (8 axles, with the driver's valve and an independent brake) and
+    # four-axle cars: 4 * 50 = 200 axles in the consist, the first band (7 s on level
+    # track), though the train's 208 would be the second; 4 * 51 = 204, the second (10 s).
     train = make_scenario([LOCO, {"config": CAR, "count": cars}]).build_train()
     result = braking_distance(train, 60 / 3.6)
     assert result.axles == axles
     assert result.preparation_time_s == pytest.approx(t_p)
     assert result.preparation_distance_m == pytest.approx(60 * t_p / 3.6)
+
+
+def test_a_locomotive_hauled_dead_counts_with_the_cars(tmp_path):
+    # A second SimpleLoco braked as a car (no valve, no independent brake) behind the
+    # working one: its 8 axles join the 50 cars' 200, the second band.
+    dead = tmp_path / "dead_loco.toml"
+    dead.write_text((CONFIGS / "vehicles" / "simple_loco_air.toml").read_text()
+                    .replace("driver_valve = true", "driver_valve = false")
+                    .replace("independent = true", "independent = false"))
+    train = make_scenario([LOCO, {"config": str(dead)},
+                           {"config": CAR, "count": 50}]).build_train()
+    assert consist_axles(train) == 208
+    assert braking_distance(train, 60 / 3.6).preparation_time_s == pytest.approx(10.0)
 
 
 def test_a_rising_grade_shortens_the_stop_and_a_falling_one_lengthens_it():
@@ -126,11 +141,12 @@ def test_a_train_without_distributors_has_no_rules_distance():
 
 
 def test_the_rules_distance_and_the_simulated_emergency_stop_of_50_cars_agree_within_10pct():
-    # SimpleLoco + 50 loaded cars, 208 axles, emergency from 80 km/h on level track
+    # SimpleLoco + 50 loaded cars (a consist of 200 axles), emergency from 80 km/h on
+    # level track
     simulated = shipped_drive("brake_emergency_80").summary["brake_applications"][0]
     train = load_scenario(CONFIGS / "scenarios" / "brake_emergency_80.toml").build_train()
     rules = braking_distance(train, 80 / 3.6)
-    assert rules.preparation_time_s == pytest.approx(10.0)  # 201 to 300 axles
+    assert rules.preparation_time_s == pytest.approx(7.0)  # up to 200 axles
     assert rules.total_m == pytest.approx(simulated["distance_m"], rel=0.10)
 
 
