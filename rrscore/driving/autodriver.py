@@ -45,6 +45,7 @@ from ..model.train import Train
 from ..physics.tables import interp_one
 from .timetable import TIMETABLE_SCHEMA, Timetable, check_timetable, planning_profile
 from .trainhandling import (
+    RELEASE_BAND,
     brake_knowledge,
     handle,
     stopping_curve,
@@ -265,6 +266,7 @@ class CommandDriver:
         self.state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
         self.state[0].on = 1.0
         self.state[0].target = math.nan
+        self.state[0].release_band = RELEASE_BAND
         #: The vehicle types (batch indices) with each control it sets, fixed for the run.
         self.users = {name: [b for b, batch in enumerate(train.batches)
                              if name in batch.cls.controls]

@@ -21,7 +21,11 @@ this module turns a braking command into what a driver does with the handles:
   released step by step: the reservoir is raised by :data:`STEP` at a time. Distributors
   that release directly (a small rise releases them fully) are released only when no
   braking is asked for and the train is :data:`RELEASE_BAND` below its target, and then
-  fully, in release and charging position until the reservoirs have recharged.
+  fully, in release and charging position until the reservoirs have recharged. Where the
+  train comes back over its target before they have (a long descent), the driver
+  releases lower from then on, the band doubling up to :data:`MAX_RELEASE_BAND`: the
+  train then takes longer to run back up to its target, and the reservoirs have that
+  time to recharge.
 * **Never out of air.** After a release the driver does not apply the air brake again
   until every auxiliary reservoir of the train is back at the pressure a full service
   application needs (``full_service_aux``: the pressure from which filling an empty
@@ -61,8 +65,11 @@ DYNAMIC_SHARE = 0.5
 #: The smallest change of the brake pipe reduction the driver makes, Pa.
 STEP = 10e3
 #: Direct-release distributors are released once the train is this far below its
-#: target speed (and no braking is asked for), m/s.
+#: target speed (and no braking is asked for), m/s, at first; the band doubles, up to
+#: :data:`MAX_RELEASE_BAND`, each time the train comes back over its target before the
+#: reservoirs have recharged.
 RELEASE_BAND = 1.0
+MAX_RELEASE_BAND = 4.0
 #: This far above its target speed the train gets the air brake before its reservoirs
 #: have recharged, m/s.
 RUNAWAY = 0.5
@@ -99,8 +106,14 @@ def next_reduction(want, t, speed, state, params):  # pragma: no cover (compiled
         return held  # the brakes are still answering the last change
     if held == 0.0:
         # (not recharged yet: only once the train runs away from its target)
-        ready = speed > s.target + (0.0 if s.aux_low >= p.full_service_aux else RUNAWAY)
-        return p.min_reduction if want > 0.0 and ready else 0.0
+        recharged = s.aux_low >= p.full_service_aux
+        if not (want > 0.0 and speed > s.target + (0.0 if recharged else RUNAWAY)):
+            return 0.0
+        if not recharged:
+            # back over the target before the reservoirs recharged: from now on it brakes
+            # the train lower before releasing, which leaves them longer to recharge
+            s.release_band = min(2.0 * s.release_band, MAX_RELEASE_BAND)
+        return p.min_reduction
     # a further application while the train is not coming back to its target, or is
     # above a target that falls (a braking curve)
     gap = speed - s.target
@@ -109,7 +122,7 @@ def next_reduction(want, t, speed, state, params):  # pragma: no cover (compiled
     if p.graduated != 0.0:
         if want <= held - STEP:
             return held - STEP if held - STEP >= p.min_reduction else 0.0
-    elif speed < s.target - RELEASE_BAND and want == 0.0:
+    elif speed < s.target - s.release_band and want == 0.0:
         return 0.0  # direct release: all or nothing, once well below the target
     return held
 

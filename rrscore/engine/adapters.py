@@ -367,15 +367,16 @@ def no_force(d, d_dot, buf, lay, z, dz, out):  # pragma: no cover (compiled)
 #: levels it sets (the dynamic brake, the driver's brake valve handle, the independent
 #: brake, bail-off), the brake pipe reduction it holds (Pa, 0: released), when it last changed it,
 #: how far the lead's speed was above the target then (m/s, at least 0) and that target,
-#: and what it reads at each decision: the equalizing reservoir's pressure and the lowest
-#: auxiliary reservoir's (Pa, NaN: no air brake).
+#: what it reads at each decision: the equalizing reservoir's pressure and the lowest
+#: auxiliary reservoir's (Pa, NaN: no air brake); and how far below its target it releases
+#: direct-release distributors (m/s; it learns to release lower on a long descent).
 DRIVER_STATE = np.dtype([("integral", "f8"), ("command", "f8"), ("stopped", "f8"),
                          ("next", "f8"), ("target", "f8"), ("coasting", "f8"), ("on", "f8"),
                          ("speed_next", "f8"), ("dynamic", "f8"), ("valve", "f8"),
                          ("independent", "f8"), ("bail", "f8"), ("reduction", "f8"),
                          ("air_changed", "f8"),
                          ("air_gap", "f8"), ("air_target", "f8"), ("equalizing", "f8"),
-                         ("aux_low", "f8")])
+                         ("aux_low", "f8"), ("release_band", "f8")])
 #: Its settings, one record: the decision interval, the margin below the limits, the
 #: planned deceleration, the cruising speed, the stop position (NaN: none), the stop
 #: tolerance; whether it works the train's brakes (1/0) and what it knows of them: whether

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import CONFIGS
 
 import rrscore
-from rrscore.driving.trainhandling import full_service_aux, works_train_brakes
+from rrscore.driving.trainhandling import (
+    MAX_RELEASE_BAND,
+    RELEASE_BAND,
+    full_service_aux,
+    next_reduction,
+    works_train_brakes,
+)
+from rrscore.engine.adapters import DRIVER_PARAMS, DRIVER_STATE
 from rrscore.model.errors import ConfigError
 from rrscore.physics.brakingdistance import braking_distance
 
@@ -24,7 +32,27 @@ def _descent(train: Path | None = None):
     sc = rrscore.load_scenario(DESCENT)
     if train is not None:
         sc = sc.with_values({"train": str(train)})
-    return sc, rrscore.drive(sc).summary
+    sc = sc.with_values({"output.vehicles": list(range(sc.train.count)),
+                         "output.vehicle_signals": ["aux_reservoir_Pa"]})
+    result = rrscore.drive(sc)
+    _applies_only_with_the_air_for_a_full_service(sc, result)
+    return sc, result.summary
+
+
+def _applies_only_with_the_air_for_a_full_service(sc, result):
+    # at the start of every service application every auxiliary reservoir holds what a
+    # full service needs (full_service_aux, 0.4718 MPa for the shipped car), read at the
+    # last row before it: recharging only raises them, so that row is the lower bound
+    t = result.series["time_s"]
+    braked = [(i, full_service_aux(c)) for i, c in enumerate(sc.train.brake_configs)
+              if c["system"] == "air" and c["distributor"] != "none"]
+    starts = [a["start_time_s"] for a in result.summary["brake_applications"]
+              if a["kind"] == "service"]
+    assert starts
+    for start in starts:
+        row = int(np.searchsorted(t, start, side="right")) - 1
+        for i, need in braked:
+            assert result.series[f"v{i}_aux_reservoir_Pa"][row] >= need, (start, i)
 
 
 def _holds_the_limit_on_the_train_brakes(summary, dynamic: bool):
@@ -37,7 +65,8 @@ def _holds_the_limit_on_the_train_brakes(summary, dynamic: bool):
     total = sum(by_kind.values())
     assert (by_kind["train_air_brake"] + by_kind["dynamic_brake"]) / total >= 0.8
     assert (by_kind["dynamic_brake"] > 0.0) == dynamic
-    # the reservoirs never below the pressure of a full service's cylinders
+    # the reservoirs never below the pressure of a full service's cylinders (and, in
+    # _descent, never applied without what a full service needs)
     assert summary["lowest_aux_reservoir"]["pressure_Pa"] >= FULL_SERVICE_CYLINDER
     kinds = {a["kind"] for a in summary["brake_applications"]}
     assert "service" in kinds and "brake_level" not in kinds
@@ -105,6 +134,33 @@ def test_a_multibody_train_comes_to_rest_as_promptly_as_a_rigid_one():
                           result.series["position_m"][-1] + sc.train.half_length[0])
     assert abs(ends["multibody"][0] - ends["rigid"][0]) <= 1.0
     assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 1.0
+
+
+def test_a_train_back_over_its_target_unrecharged_is_released_lower_from_then_on():
+    # direct release, the brakes released: 0.5 m/s over its target with a reservoir
+    # short of a full service, the train gets the smallest application and the band
+    # below the target at which it is released doubles (1, 2, 4 m/s, then no further);
+    # recharged, it is applied at the target without widening the band
+    state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
+    params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+    p, s = params[0], state[0]
+    p.min_reduction, p.full_reduction, p.full_service_aux = 50e3, 150e3, 471.8e3
+    p.settle, p.graduated = 10.0, 0.0
+    s.target, s.release_band, s.air_changed = 15.0, RELEASE_BAND, -100.0
+    s.aux_low = 471.0e3
+    assert next_reduction.py_func(60e3, 0.0, 15.4, state, params) == 0.0  # not yet
+    bands = []
+    for _ in range(4):
+        assert next_reduction.py_func(60e3, 0.0, 15.6, state, params) == 50e3
+        bands.append(float(s.release_band))
+    assert bands == [2.0, 4.0, MAX_RELEASE_BAND, MAX_RELEASE_BAND] and MAX_RELEASE_BAND == 4.0
+    s.release_band, s.aux_low = RELEASE_BAND, 480e3
+    assert next_reduction.py_func(60e3, 0.0, 15.1, state, params) == 50e3
+    assert s.release_band == RELEASE_BAND
+    # applied (50 kPa held), the direct-release brakes go off only below the band
+    s.reduction, s.release_band = 50e3, 4.0
+    assert next_reduction.py_func(0.0, 0.0, 12.0, state, params) == 50e3
+    assert next_reduction.py_func(0.0, 0.0, 10.9, state, params) == 0.0
 
 
 def test_the_pressure_a_full_service_needs_is_worked_by_hand():
