@@ -163,6 +163,26 @@ def test_a_train_back_over_its_target_unrecharged_is_released_lower_from_then_on
     assert next_reduction.py_func(0.0, 0.0, 10.9, state, params) == 0.0
 
 
+def test_with_unbraked_cars_the_driver_brings_the_multibody_front_to_rest_with_the_rigid():
+    # rigid_40km: four braked locomotives and 100 unbraked cars (brake_level driving). The
+    # driver's stop is the same with slack: the lead stands within 1 s (a sample) of the
+    # rigid train, at the same place within 0.5 m. (The cars then run out on couplers
+    # pressed by the locomotives' braking alone: docs/driving.md.)
+    ends = {}
+    for dynamics in ("rigid", "multibody"):
+        sc = rrscore.load_scenario(CONFIGS / "scenarios" / "rigid_40km.toml").with_values(
+            {"dynamics": dynamics})
+        series = rrscore.drive(sc).series
+        speed = series["speed_mps"]
+        moving = int(np.argmax(speed > 1.0))
+        rest = moving + int(np.argmax(speed[moving:] == 0.0))
+        assert speed[rest] == 0.0
+        ends[dynamics] = (series["time_s"][rest],
+                          series["position_m"][rest] + sc.train.half_length[0])
+    assert abs(ends["multibody"][0] - ends["rigid"][0]) <= 1.0
+    assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 0.5
+
+
 def test_the_pressure_a_full_service_needs_is_worked_by_hand():
     # the shipped car: 0.40 MPa loaded, one 14 L cylinder on a 78 L reservoir:
     # 0.40 (1 + 14/78) = 0.4717949 MPa
