@@ -8,6 +8,9 @@ this module turns a braking command into what a driver does with the handles:
 * **The dynamic brake first.** Where a locomotive has one (a ``dynamic_brake_level``
   control), the first :data:`DYNAMIC_SHARE` of the braking command is the dynamic brake
   alone, rising to its full level; the air brake takes only what is asked beyond it.
+  Holding a limit on direct-release brakes (not braking down a falling target), the
+  dynamic brake stays full while the air is applied, until the train is down to its
+  release speed: the air then has that much less to do.
 * **Graduated service applications.** The air brake's part sets the brake pipe
   reduction the driver wants, from the smallest that applies the brakes everywhere
   (``min_reduction``) to the full service reduction. The first application is the
@@ -162,6 +165,12 @@ def work_brakes(u, t, speed, state, params):  # pragma: no cover (compiled)
         if held != s.reduction:
             s.reduction, s.air_changed = held, t
             s.air_gap, s.air_target = max(speed - s.target, 0.0), s.target
+        p = params[0]
+        if (p.has_dynamic != 0.0 and p.graduated == 0.0 and s.reduction > 0.0
+                and s.target >= s.air_target and speed > s.target - s.release_band):
+            # holding a limit on direct-release brakes: the dynamic brake stays on with
+            # the air, which then has less to do before the train is down to its release
+            dynamic = 1.0
         # (no traction against the air brake)
         s.command = u if u > 0.0 and s.reduction == 0.0 else 0.0
         s.independent = 0.0

@@ -15,6 +15,7 @@ from rrscore.driving.trainhandling import (
     RELEASE_BAND,
     full_service_aux,
     next_reduction,
+    work_brakes,
     works_train_brakes,
 )
 from rrscore.engine.adapters import DRIVER_PARAMS, DRIVER_STATE
@@ -181,6 +182,26 @@ def test_with_unbraked_cars_the_driver_brings_the_multibody_front_to_rest_with_t
                           series["position_m"][rest] + sc.train.half_length[0])
     assert abs(ends["multibody"][0] - ends["rigid"][0]) <= 1.0
     assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 0.5
+
+
+def test_holding_a_limit_on_direct_release_brakes_keeps_the_dynamic_brake_on_with_the_air():
+    # the air applied (50 kPa) to hold a 15 m/s limit, the train now under it (the speed
+    # law asks a little traction): the dynamic brake stays full down to the release speed
+    # (15 - 2 m/s); braking down a falling target (a stop), it goes with the speed law
+    state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
+    params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+    p, s = params[0], state[0]
+    p.has_dynamic, p.graduated, p.settle = 1.0, 0.0, 10.0
+    p.min_reduction, p.full_reduction, p.full_service_aux, p.running = 50e3, 150e3, 0.0, 500e3
+    s.reduction, s.air_changed, s.release_band = 50e3, -20.0, 2.0
+    s.target, s.air_target, s.equalizing, s.aux_low = 15.0, 15.0, 450e3, 480e3
+    work_brakes.py_func(0.2, 5.0, 14.0, state, params)
+    assert (s.dynamic, s.reduction, s.command) == (1.0, 50e3, 0.0)
+    work_brakes.py_func(0.2, 6.0, 12.9, state, params)  # under the release speed
+    assert (s.dynamic, s.reduction) == (0.0, 0.0)
+    s.reduction, s.air_target, s.target = 50e3, 15.0, 12.0  # a stop's falling curve
+    work_brakes.py_func(0.2, 7.0, 11.5, state, params)
+    assert s.dynamic == 0.0
 
 
 def test_the_pressure_a_full_service_needs_is_worked_by_hand():
