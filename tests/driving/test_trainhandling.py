@@ -137,13 +137,19 @@ def test_a_multibody_train_comes_to_rest_as_promptly_as_a_rigid_one():
     assert abs(ends["multibody"][1] - ends["rigid"][1]) <= 1.0
 
 
+def _driver_records():
+    """A built-in driver's run state and settings, one zeroed record each, for its rules
+    worked by hand."""
+    return (np.zeros(1, dtype=DRIVER_STATE).view(np.recarray),
+            np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray))
+
+
 def test_a_train_back_over_its_target_unrecharged_is_released_lower_from_then_on():
     # direct release, the brakes released: 0.5 m/s over its target with a reservoir
     # short of a full service, the train gets the smallest application and the band
     # below the target at which it is released doubles (1, 2, 4 m/s, then no further);
     # recharged, it is applied at the target without widening the band
-    state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
-    params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+    state, params = _driver_records()
     p, s = params[0], state[0]
     p.min_reduction, p.full_reduction, p.full_service_aux = 50e3, 150e3, 471.8e3
     p.settle, p.graduated = 10.0, 0.0
@@ -188,8 +194,7 @@ def test_holding_a_limit_on_direct_release_brakes_keeps_the_dynamic_brake_on_wit
     # the air applied (50 kPa) to hold a 15 m/s limit, the train now under it (the speed
     # law asks a little traction): the dynamic brake stays full down to the release speed
     # (15 - 2 m/s); braking down a falling target (a stop), it goes with the speed law
-    state = np.zeros(1, dtype=DRIVER_STATE).view(np.recarray)
-    params = np.zeros(1, dtype=DRIVER_PARAMS).view(np.recarray)
+    state, params = _driver_records()
     p, s = params[0], state[0]
     p.has_dynamic, p.graduated, p.settle = 1.0, 0.0, 10.0
     p.min_reduction, p.full_reduction, p.full_service_aux, p.running = 50e3, 150e3, 0.0, 500e3
