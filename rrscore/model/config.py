@@ -510,6 +510,26 @@ def lookup_path(node: Any, path: str) -> Any:
     return node
 
 
+def param_at(schema: Mapping[str, Any], path: str) -> Param | FreeTable | None:
+    """What a key path ``a.b[2].c`` (or ``a.b.2.c``) of a table checked against
+    ``schema`` names: its :class:`Param` (through sections, included tables and lists of
+    tables), the :class:`FreeTable` the path goes into (a plugin's parameters: only the
+    plugin knows them), or None where the schema has no such key."""
+    node: Any = Section(schema)
+    for part in path.replace("]", "").replace("[", ".").split("."):
+        if isinstance(node, TableList):
+            node = Section(node.schema) if part.isdigit() else None
+        elif isinstance(node, Section | Include):
+            node = node.schema.get(part)
+        elif isinstance(node, FreeTable):
+            return node
+        else:
+            return None
+        if node is None:
+            return None
+    return node if isinstance(node, Param | FreeTable) else None
+
+
 def set_path(table: dict[str, Any], path: str, value: Any) -> None:
     """Set the value at key path ``a.b[2].c`` (or ``a.b.2.c``) of nested tables and lists,
     in place (``Scenario.with_values``, ``YardScenario.with_values``, the command line's

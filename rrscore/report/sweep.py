@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..model.errors import RrsError
+from ..run.sweepplot import axis_label
 from .common import (
     MAX_TABLE_ROWS,
     Table,
@@ -82,7 +83,8 @@ def sweep_parts(out_dir: Path) -> tuple[list[Any], str]:
                 x = cols[f"{p}_si"]
                 # a text parameter (a solver, a driver mode): its values as categories
                 span = {} if isinstance(x, np.ndarray) else {"x_range": list(dict.fromkeys(x))}
-                fig = plotting.figure(height=220, width=320, x_axis_label=f"{p} (SI)",
+                fig = plotting.figure(height=220, width=320, x_axis_label=axis_label(
+                                          p, (meta or {}).get("units", {}).get(p)),
                                       y_axis_label=f, tools="pan,wheel_zoom,box_zoom,reset,save",
                                       **span)
                 fig.scatter(f"{p}_si", f, source=source, size=8, color="#1f77b4",

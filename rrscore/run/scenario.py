@@ -19,12 +19,15 @@ from ..driving.program import ACTION_SCHEMA, Action, check_actions
 from ..driving.trace import TRACE_SCHEMA, Trace, load_trace
 from ..model.config import (
     Context,
+    FreeTable,
     Include,
     Param,
     Section,
     TableList,
     freeze,
     load_top_table,
+    lookup_path,
+    param_at,
     resolve_plugin_dirs,
     set_path,
     strip_private,
@@ -218,6 +221,25 @@ class Scenario:
             set_path(table, path, value)
         ctx = Context(self.file or "<scenario>", "scenario", Path.cwd())
         return scenario_from_table(table, ctx, self.registry, self.plugin_dirs)
+
+    def unit_of(self, path: str) -> str | None:
+        """The unit of the value at a key path of the ``[scenario]`` table (as in
+        :meth:`with_values`) once resolved (SI, as in ``scenario.resolved.toml``): its
+        schema's, "" for a plain number or a text, a vehicle type's for one of its
+        parameters (``train.vehicles[0].config.params.NAME``); None where the path names
+        no key, or a key only a plugin knows (a coupler model's parameter)."""
+        found = param_at(SCENARIO_SCHEMA, path)
+        if isinstance(found, Param):
+            return found.unit or ""
+        parts = path.replace("]", "").replace("[", ".").split(".")
+        if not isinstance(found, FreeTable) or parts[-2:-1] != ["params"]:
+            return None
+        try:
+            kind = lookup_path(self.config, ".".join(parts[:-2] + ["vehicle", "type"]))
+            spec = self.registry.vehicle_types[kind].params[parts[-1]]
+        except (KeyError, TypeError):
+            return None
+        return spec.unit or ""
 
     def resolved(self) -> dict[str, Any]:
         """The whole scenario with defaults filled in and units normalised (SI)."""

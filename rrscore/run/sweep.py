@@ -449,8 +449,10 @@ class Sweep:
             runner = f"{workers} local workers"
         else:
             runner = "1 local worker"
+        units = {p: self.scenario.unit_of(p) for p in self.params}
         meta = {"scenario": self.scenario.file, "mode": self.mode,
-                "params": _plain(self.params), "cases": len(cases), "runner": runner}
+                "params": _plain(self.params), "units": units, "cases": len(cases),
+                "runner": runner}
         keep = len(cases) <= ROWS_KEPT if keep_rows is None else keep_rows
         parquet = out_dir is not None and self.scenario.config["output"]["format"] == "parquet"
         if parquet:
@@ -469,7 +471,7 @@ class Sweep:
                 with _writing("sweep.png"):
                     sweep_plot(out_dir / "sweep.csv", out_dir / "sweep.png", list(self.params),
                                plottable_figures(self.columns),
-                               f"{self.scenario.config['name']}: {result.done} cases")
+                               f"{self.scenario.config['name']}: {result.done} cases", units)
             return result
         finally:
             if lock is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,11 +146,22 @@ def plottable_figures(columns: Sequence[str]) -> list[str]:
     return [c for c in columns if c not in ("stop_reason", "error")]
 
 
+def axis_label(key: str, unit: str | None) -> str:
+    """A swept key's axis label: with its unit (``unit`` from
+    :meth:`~rrscore.run.scenario.Scenario.unit_of`; none for a plain number), or "(SI)"
+    where only a plugin knows it (None)."""
+    if unit is None:
+        return f"{key} (SI)"
+    return f"{key} ({unit})" if unit else key
+
+
 def sweep_plot(csv_path: str | Path, path: str | Path, params: Sequence[str],
-               figures: Sequence[str], title: str = "") -> Path | None:
+               figures: Sequence[str], title: str = "",
+               units: Mapping[str, str | None] | None = None) -> Path | None:
     """Draw each of ``figures`` against each of ``params`` (one panel each: rows figures,
-    columns parameters) from ``csv_path`` into ``path``, written whole; None (and no file)
-    when no case ran or nothing can be drawn."""
+    columns parameters; ``units``: each parameter's, see :func:`axis_label`) from
+    ``csv_path`` into ``path``, written whole; None (and no file) when no case ran or
+    nothing can be drawn."""
     figures = list(figures)
     data = sweep_plot_data(csv_path, params, figures)
     shown = [p for p in params if p in data["x"]]
@@ -177,7 +188,7 @@ def sweep_plot(csv_path: str | Path, path: str | Path, params: Sequence[str],
                 ax.set_xticks(range(len(cats)), cats, rotation=30, fontsize=7)
             ax.grid(alpha=0.3)
             if r == nr - 1:
-                ax.set_xlabel(f"{p} (SI)")
+                ax.set_xlabel(axis_label(p, (units or {}).get(p)))
             if c == 0:
                 ax.set_ylabel(f, fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()

@@ -21,7 +21,7 @@ from bad_inputs import (
 )
 
 from rrscore import ConfigError, load_scenario, validate_file
-from rrscore.model.config import FreeTable, Include, Param, Section, TableList
+from rrscore.model.config import FreeTable, Include, Param, Section, TableList, param_at
 from rrscore.run.scenario import SCENARIO_SCHEMA
 
 SCENARIOS = CONFIGS / "scenarios"
@@ -275,3 +275,17 @@ def test_a_param_may_declare_the_new_units_and_its_error_names_the_dimension() -
         validate({"current": "1.2 kV"}, schema, ctx)
     assert str(info.value) == ("motor.toml: params.current: found '1.2 kV', expected a "
                                "current such as '1200 A' or a number in A")
+
+
+def test_a_key_path_names_its_param_through_includes_sections_and_lists() -> None:
+    # the train (an include), its vehicles (a list of tables) and a vehicle's config (an
+    # include) down to a vehicle's empty mass; a plugin's parameters are a free table
+    mass = param_at(SCENARIO_SCHEMA, "train.vehicles[1].config.vehicle.empty_mass")
+    assert isinstance(mass, Param) and mass.unit == "kg"
+    assert param_at(SCENARIO_SCHEMA, "train.vehicles.1.count").kind is int
+    assert param_at(SCENARIO_SCHEMA, "stop.max_time").unit == "s"
+    assert isinstance(param_at(SCENARIO_SCHEMA, "train.vehicles[0].config.params.F_max"),
+                      FreeTable)
+    for nothing in ("stop.nope", "train.vehicles.first.count", "stop.max_time.x",
+                    "train.vehicles"):
+        assert param_at(SCENARIO_SCHEMA, nothing) is None, nothing

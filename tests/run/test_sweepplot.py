@@ -4,6 +4,7 @@ read from sweep.csv in bounded memory, and the file written whole by a sweep."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -113,3 +114,33 @@ def test_sweep_plot_has_one_panel_per_figure_and_parameter(tmp_path: Path, figur
     csv_path = write_sweep(tmp_path / "sweep.csv", rows)
     sweep_plot(csv_path, tmp_path / "sweep.png", ["a", "b"], figures)
     assert shapes == [2 * len(figures)]
+
+
+def test_the_axes_name_each_swept_key_s_unit(tmp_path: Path, monkeypatch) -> None:
+    # units from the schema (start.speed in m/s), a plain number (count: none) and a
+    # vehicle type's parameter (SimpleLoco's F_max, N), in sweep.json and on the axes
+    labels = []
+    real = sweepplot.save_figure
+
+    def keep(fig, path, **options):
+        labels.extend(ax.get_xlabel() for ax in fig.axes)
+        real(fig, path, **options)
+
+    monkeypatch.setattr(sweepplot, "save_figure", keep)
+    scenario = rrscore.load_scenario(CONFIGS / "scenarios" / "simple_loco_level.toml")
+    params = {"start.speed": ["0 km/h", "20 km/h"], "stop.max_time": [2, 3],
+              "train.vehicles[0].config.params.F_max": ["300 kN", "350 kN"],
+              "train.vehicles[0].count": [1, 1]}
+    Sweep(scenario, params, mode="zip").run(out=tmp_path)
+    units = json.loads((tmp_path / "sweep.json").read_text())["units"]
+    assert units == {"start.speed": "m/s", "stop.max_time": "s",
+                     "train.vehicles[0].config.params.F_max": "N",
+                     "train.vehicles[0].count": ""}
+    assert set(labels) - {""} == {"start.speed (m/s)", "stop.max_time (s)",
+                                  "train.vehicles[0].config.params.F_max (N)",
+                                  "train.vehicles[0].count"}
+
+
+def test_a_key_only_a_plugin_knows_keeps_the_si_label() -> None:
+    assert sweepplot.axis_label("train.coupling.params.stiffness", None) == \
+        "train.coupling.params.stiffness (SI)"
