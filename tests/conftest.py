@@ -41,6 +41,18 @@ class VehiclePlugin:
         return self.classes
 
 
+def falling_posts_drive(out: Path) -> Path:
+    """SimpleLoco run 5 s at 10 m/s from 900 m into a 5 km route whose kilometre posts
+    fall from km 10 (``chainage_direction = "decreasing"``), written to ``out``."""
+    table = {"train": {"vehicles": [{"config": "vehicles/simple_loco.toml"}]},
+             "route": {"start_chainage": "10 km", "chainage_direction": "decreasing",
+                       "elements": [{"length": "5 km"}]},
+             "start": {"position": "900 m", "speed": 10.0},
+             "stop": {"max_time": 5.0}, "output": {"sample_interval": 1.0}}
+    rrscore.Drive(scenario_from_table(table, Context("<test>", "scenario", CONFIGS))).run(out)
+    return out
+
+
 def car_config(**vehicle: Any) -> dict[str, Any]:
     """An inline freight-car config with overrides for the [vehicle] table."""
     base = {

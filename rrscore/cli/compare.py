@@ -72,25 +72,30 @@ class RunData:
             return t
         if x == "km":
             front = s.get("front_m", s["position_m"])
-            return (self.start_chainage() + np.interp(t, s["time_s"], front)) / 1000.0
+            start, sign = self.chainage()
+            return (start + sign * np.interp(t, s["time_s"], front)) / 1000.0
         return (np.interp(t, s["time_s"], s["position_m"]) - s["position_m"][0]) / 1000.0
 
-    def start_chainage(self) -> float:
-        """The route's kilometre post at its position 0, m, from the run's
-        ``scenario.resolved.toml`` (0 where it has none)."""
+    def chainage(self) -> tuple[float, float]:
+        """The route's kilometre post at its position 0 (m) and which way the posts run
+        (1, or -1 where they decrease), from the run's ``scenario.resolved.toml`` (0 and 1
+        where it has none)."""
         import tomllib
 
         resolved = self.dir / "scenario.resolved.toml"
         if not resolved.is_file():
-            return 0.0
+            return 0.0, 1.0
         try:
             with open(resolved, "rb") as fh:
                 route = tomllib.load(fh).get("scenario", {}).get("route", {})
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise RrsError(f"{resolved}: cannot be read ({exc}), expected the file "
                            "`rrs drive` wrote") from exc
-        value = route.get("start_chainage", 0.0) if isinstance(route, dict) else 0.0
-        return float(value) if isinstance(value, int | float) else 0.0
+        if not isinstance(route, dict):
+            return 0.0, 1.0
+        value = route.get("start_chainage", 0.0)
+        start = float(value) if isinstance(value, int | float) else 0.0
+        return start, -1.0 if route.get("chainage_direction") == "decreasing" else 1.0
 
     def coupler_matrix(self) -> np.ndarray:
         """In-train forces, shape ``(samples, couplings)``, N (tension +)."""
@@ -150,6 +155,10 @@ def compare_figure(run_dirs: Sequence[str | Path], signals: Sequence[str] = SIGN
             ax.set_title(f"{run.label}: in-train forces", fontsize=9)
         # One colour bar for every map: one scale for the runs compared.
         fig.colorbar(image, ax=map_axes, label="force (kN), tension +")
+    if x == "km" and all(run.chainage()[1] < 0 for run in runs):
+        for ax in axes:  # kilometre posts falling as the trains run: still left to right
+            if not ax.xaxis_inverted():  # (shared axes turn together)
+                ax.invert_xaxis()
     return fig
 
 

@@ -112,6 +112,11 @@ ROUTE_SCHEMA = {
                             "position 0, such as '10 km'; plots show route km = "
                             "(start_chainage + position) / 1000", min=-MAX_LENGTH,
                             max=MAX_LENGTH),
+    "chainage_direction": Param(kind=str, default="increasing",
+                                choices=("increasing", "decreasing"),
+                                doc="how the kilometre posts run as the position grows: "
+                                    "'decreasing' where the route runs against them, route "
+                                    "km = (start_chainage - position) / 1000"),
     "elements": TableList(ELEMENT_SCHEMA, "track elements, in order", min_items=1),
     "points": TableList(POINT_SCHEMA, "named points"),
     "profile": Section(PROFILE_SCHEMA, "vertical profile; when given, it sets the grades "
@@ -259,6 +264,7 @@ class Route:
     transitions: np.ndarray | None = None  # spiral length at each end of a curve, m
     profile: _Profile | None = None
     start_chainage: float = 0.0  # kilometre-post reading at position 0, m
+    chainage_sign: float = 1.0  # -1: the kilometre posts decrease as the position grows
 
     @classmethod
     def from_config(cls, route: dict) -> Route:
@@ -306,6 +312,7 @@ class Route:
             transitions=transitions,
             profile=profile,
             start_chainage=float(route.get("start_chainage", 0.0)),
+            chainage_sign=-1.0 if route.get("chainage_direction") == "decreasing" else 1.0,
         )
         obj._build_integrals()
         return obj
@@ -414,8 +421,9 @@ class Route:
 
     def route_km(self, x: np.ndarray) -> np.ndarray:
         """Positions ``x`` (m from the route's start) as route kilometres, the route's own
-        kilometre posts: ``(start_chainage + x) / 1000``."""
-        return (self.start_chainage + np.asarray(x, dtype=float)) / 1000.0
+        kilometre posts: ``(start_chainage + x) / 1000``, or ``(start_chainage - x) /
+        1000`` where they decrease (``chainage_direction``)."""
+        return (self.start_chainage + self.chainage_sign * np.asarray(x, dtype=float)) / 1000.0
 
     def grade_at(self, x: np.ndarray) -> np.ndarray:
         """Grade (rise over run) of the track at each position ``x``, from the elevation

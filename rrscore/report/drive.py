@@ -139,6 +139,8 @@ def drive_parts(out_dir: Path) -> tuple[list[Any], str]:
         speed = plotting.figure(height=HEIGHT, width=WIDTH, sizing_mode="stretch_width",
                                 x_axis_label=xlabel, y_axis_label="speed (km/h)",
                                 tools="pan,xwheel_zoom,box_zoom,reset,save")
+        # (kilometre posts that fall as the train runs: it still runs left to right)
+        speed.x_range.flipped = route is not None and route.chainage_sign < 0
         speed.line("km", "speed_kmh", source=source, color=BLUE, legend_label="speed")
         if np.isfinite(cols["limit_kmh"]).any():
             speed.line("km", "limit_kmh", source=source, color=RED, line_dash="dashed",

@@ -141,6 +141,19 @@ def test_route_km_axis_is_each_runs_front_on_its_kilometre_posts(tmp_path):
     plt.close(fig)
 
 
+def test_route_km_axis_on_falling_kilometre_posts_runs_left_to_right(tmp_path):
+    from conftest import falling_posts_drive
+
+    fig = compare_figure([falling_posts_drive(tmp_path / "falling")], ["speed"], x="km")
+    [ax] = fig.axes
+    [line] = [ln for ln in ax.get_lines() if ln.get_label().endswith(": speed")]
+    series = read_csv(tmp_path / "falling" / "timeseries.csv")
+    np.testing.assert_allclose(line.get_xdata(), 10.0 - series["front_m"] / 1000.0,
+                               rtol=1e-12)
+    assert ax.xaxis_inverted()
+    plt.close(fig)
+
+
 def test_a_run_written_as_parquet_reads_as_its_csv_twin(tmp_path):
     pytest.importorskip("pyarrow")
     from conftest import CONFIGS

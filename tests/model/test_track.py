@@ -227,6 +227,14 @@ def test_route_km_reads_the_routes_kilometre_posts():
     assert _route([{"length": 1000.0}]).route_km(100.0) == pytest.approx(0.1, abs=1e-12)
 
 
+def test_route_km_falls_along_a_route_that_runs_against_its_kilometre_posts():
+    # Posts at 120 km at position 0, falling: a point 2.5 km in is at km 117.5.
+    cfg = validate({"start_chainage": "120 km", "chainage_direction": "decreasing",
+                    "elements": [{"length": 5000.0}]}, ROUTE_SCHEMA, Context("t"))
+    np.testing.assert_allclose(Route.from_config(cfg).route_km(np.array([0.0, 2500.0])),
+                               [120.0, 117.5], atol=1e-12)
+
+
 def test_grade_at_is_each_elements_grade_and_curvature_at_its_inverse_radius():
     r = _route([{"length": 500.0, "grade": "4 permille"},
                 {"length": 500.0, "grade": "-6 permille", "radius": 800.0},

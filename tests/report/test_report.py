@@ -63,6 +63,20 @@ def test_a_drives_report_embeds_its_time_series_in_the_units_shown(drive_dir, dr
     assert ts["v0_brake_pipe_kPa"].min() < 400.0 < ts["v0_brake_pipe_kPa"].max()
 
 
+def test_a_drives_report_turns_its_km_axis_round_where_the_posts_fall(tmp_path):
+    # posts at 10 km falling along the route: the speed and profile panels (one x range)
+    # run from high km on the left to low on the right, as the train runs; the panels
+    # against time do not turn
+    from conftest import falling_posts_drive
+
+    from rrscore.report.drive import drive_parts
+
+    parts, _ = drive_parts(falling_posts_drive(tmp_path / "run"))
+    ranges = [p.x_range for p in parts if hasattr(p, "x_range")]
+    assert ranges[0].flipped and ranges[1] is ranges[0]
+    assert not any(r.flipped for r in ranges[2:])
+
+
 def test_a_drives_report_embeds_every_couplings_force_as_its_map(drive_dir, drive_sources):
     forces = read_csv(drive_dir / "coupler_forces.csv")
     expected = np.vstack([numbers(forces[f"c{j}_force_N"]) / 1e3 for j in range(50)])

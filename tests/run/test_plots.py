@@ -60,6 +60,27 @@ def test_speed_plot_profile_is_the_routes_grade_and_curvature_over_the_run() -> 
     assert np.isclose(x, 1000.0).any() and np.isclose(x, 2000.0).any()
 
 
+def test_speed_plot_on_falling_kilometre_posts_still_runs_left_to_right(
+        tmp_path: Path, monkeypatch) -> None:
+    # posts at 10 km, falling: the train runs from km 9.1 to 8.9, drawn on an x axis
+    # turned round (left to right as it runs); rising posts leave it as it is
+    turned = []
+    real = plots.save_figure
+
+    def keep(fig, path, **options):
+        turned.append([ax.xaxis_inverted() for ax in fig.axes])
+        real(fig, path, **options)
+
+    monkeypatch.setattr(plots, "save_figure", keep)
+    x = np.array([900.0, 1000.0, 1100.0])
+    falling = _route(start_chainage="10 km", chainage_direction="decreasing")
+    np.testing.assert_allclose(plots.speed_plot_data(_series(x), falling)["km"],
+                               [9.1, 9.0, 8.9], atol=1e-12)
+    plots.speed_plot(_series(x), tmp_path / "falling.png", "t", falling)
+    plots.speed_plot(_series(x), tmp_path / "rising.png", "t", _route())
+    assert all(turned[0]) and not any(turned[1])
+
+
 def test_speed_plot_and_force_envelope_are_written_whole(tmp_path: Path) -> None:
     route = _route()
     plots.speed_plot(_series(np.linspace(0.0, 3000.0, 50)), tmp_path / "speed.png", "t",

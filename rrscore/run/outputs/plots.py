@@ -100,6 +100,9 @@ def speed_plot(series: dict[str, np.ndarray], path: str | Path, title: str = "",
         _legend_above(axp, axp.get_lines()[:1] + axc.get_lines())
         bottom = axp
     bottom.set_xlabel("route km (train front)" if route is not None else "position (km)")
+    if route is not None and route.chainage_sign < 0:
+        bottom.invert_xaxis()  # the kilometre posts fall as the train runs: it still runs
+        # left to right
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
