@@ -38,7 +38,13 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..engine.adapters import DECIDE, DRIVER_PARAMS, DRIVER_STATE
+from ..engine.adapters import (
+    DECIDE,
+    DECISION_SLACK,
+    DRIVER_PARAMS,
+    DRIVER_STATE,
+    decision_due,
+)
 from ..model.config import Context, Param, TableList
 from ..model.track import Route
 from ..model.train import Train
@@ -185,9 +191,9 @@ def decide(t, front, rear, speed, on_time, state, params,
     nothing changed). Between its decisions on the speed it may look at the brake valve
     (:func:`~rrscore.driving.trainhandling.handle`)."""
     s, p = state[0], params[0]
-    if s.on == 0.0 or t < s.next - 1e-9:
+    if not decision_due(state, t):
         return 0
-    if p.train_brakes != 0.0 and t < s.speed_next - 1e-9:  # a look at the brake valve
+    if p.train_brakes != 0.0 and t < s.speed_next - DECISION_SLACK:  # a look at the valve
         s.next = s.speed_next
         return 1 if handle(t, state, params) else 0
     dt = p.interval if s.speed_next > 0 else 0.0
@@ -382,7 +388,7 @@ class AutoDriver(CommandDriver):
 
     def update(self, t: float, front: float, rear: float, speed: float) -> bool:
         """Decide at time ``t`` (:func:`decide`); return whether the command changed."""
-        due = self.enabled and t >= self.next_time - 1e-9
+        due = bool(decision_due(self.state, t))
         on_time = self.on_time(t, front) if due else math.inf
         return bool(decide(t, front, rear, speed, on_time, self.state, self.params,
                            self.sections))

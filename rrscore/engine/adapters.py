@@ -404,6 +404,19 @@ DECIDE = numba.types.int64(*(numba.types.float64,) * 5, numba.types.Array(_STATE
                            numba.types.Array(_PARAMS, 1, "C"), numba.types.float64[:, ::1])
 
 
+#: A decision due within this of the clock is due now (the loop's time and the one the
+#: driver set meet only to rounding), s.
+DECISION_SLACK = 1e-9
+
+
+@njit(cache=True)
+def decision_due(state, t):  # pragma: no cover (compiled)
+    """Whether the built-in driver (its run state, :data:`DRIVER_STATE`) decides at ``t``:
+    it is switched on and the time it set for its next decision has come."""
+    s = state[0]
+    return s.on != 0.0 and t >= s.next - DECISION_SLACK
+
+
 @njit(DECIDE, cache=True)
 def no_driver(t, front, rear, speed, on_time, state, params,
               sections):  # pragma: no cover (compiled)

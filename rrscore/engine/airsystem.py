@@ -48,6 +48,7 @@ from ..physics.airbrake import (
 )
 from ..physics.pneumatics import R_AIR, TEMPERATURE, VISCOSITY, circle_area
 from . import system
+from .adapters import decision_due
 from .loop import DONE, advance, loop_state, work_for
 
 #: Main reservoir pressure (Pa) the air brake may owe a reservoir before the rate at which
@@ -260,9 +261,9 @@ def driver_readings(air, state, params, t):  # pragma: no cover (compiled)
     equalizing reservoir pressure and the lowest auxiliary reservoir pressure now (Pa; NaN
     without an air brake). Read only where a decision is due and the driver works the
     train's brakes (``params``): the other control steps need none."""
-    s = state[0]
-    if params[0].train_brakes == 0.0 or t < s.next - 1e-9:
+    if params[0].train_brakes == 0.0 or not decision_due(state, t):
         return
+    s = state[0]
     if air.on[0] == 0:
         s.equalizing = s.aux_low = np.nan
         return
