@@ -499,10 +499,16 @@ def thaw(data: Any) -> Any:
     return data
 
 
+def path_parts(path: str) -> list[str]:
+    """The keys and list indices of a key path ``a.b[2].c`` (or ``a.b.2.c``), in order:
+    ``["a", "b", "2", "c"]``."""
+    return path.replace("]", "").replace("[", ".").split(".")
+
+
 def lookup_path(node: Any, path: str) -> Any:
     """The value at key path ``a.b[2].c`` (or ``a.b.2.c``) of nested tables and lists;
     KeyError naming the path if there is none."""
-    for part in path.replace("]", "").replace("[", ".").split("."):
+    for part in path_parts(path):
         try:
             node = node[int(part)] if part.isdigit() else node[part]
         except (KeyError, IndexError, TypeError, ValueError):
@@ -516,7 +522,7 @@ def param_at(schema: Mapping[str, Any], path: str) -> Param | FreeTable | None:
     tables), the :class:`FreeTable` the path goes into (a plugin's parameters: only the
     plugin knows them), or None where the schema has no such key."""
     node: Any = Section(schema)
-    for part in path.replace("]", "").replace("[", ".").split("."):
+    for part in path_parts(path):
         if isinstance(node, TableList):
             node = Section(node.schema) if part.isdigit() else None
         elif isinstance(node, Section | Include):
@@ -536,7 +542,7 @@ def set_path(table: dict[str, Any], path: str, value: Any) -> None:
     ``--set``): an existing key or list item, or a new key of an existing table; KeyError
     naming the path if the table or list it goes into is not there."""
     node: Any = table
-    parts = path.replace("]", "").replace("[", ".").split(".")
+    parts = path_parts(path)
     for i, part in enumerate(parts):
         key: Any = int(part) if part.isdigit() else part
         last = i == len(parts) - 1

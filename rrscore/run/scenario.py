@@ -28,6 +28,7 @@ from ..model.config import (
     load_top_table,
     lookup_path,
     param_at,
+    path_parts,
     resolve_plugin_dirs,
     set_path,
     strip_private,
@@ -231,7 +232,7 @@ class Scenario:
         found = param_at(SCENARIO_SCHEMA, path)
         if isinstance(found, Param):
             return found.unit or ""
-        parts = path.replace("]", "").replace("[", ".").split(".")
+        parts = path_parts(path)
         if not isinstance(found, FreeTable) or parts[-2:-1] != ["params"]:
             return None
         try:
